@@ -1,0 +1,113 @@
+"""The `mcp-codegen` command line. Argument handling only; the work is elsewhere."""
+
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+
+import click
+
+from . import __version__
+from .errors import CodegenError
+from .generate import compare, render_all, write
+from .manifest import load_manifest
+from .sync import SOURCE_ENV, sync
+
+schema_option = click.option(
+    "--schema-dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=Path("schema"),
+    show_default=True,
+    help="Folder holding manifest.toml and the synced schemas.",
+)
+out_option = click.option(
+    "--out",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=Path("generated"),
+    show_default=True,
+    help="Folder the generated package is written to.",
+)
+
+
+@click.group()
+@click.version_option(__version__, prog_name="mcp-codegen")
+def main() -> None:
+    """Generate exact, versioned msgspec types from the MCP JSON Schema."""
+
+
+@main.group()
+def schema() -> None:
+    """Manage the pinned schema revisions."""
+
+
+@schema.command("sync")
+@click.argument("revisions", nargs=-1)
+@schema_option
+@click.option(
+    "--from",
+    "source",
+    type=click.Path(exists=True, file_okay=False, path_type=Path),
+    help=f"Local folder laid out as <rev>/schema.json (default: ${SOURCE_ENV}, else upstream).",
+)
+@click.option("--accept-new-hash", is_flag=True, help="Record the hash of a changed schema.")
+def schema_sync(
+    revisions: tuple[str, ...], schema_dir: Path, source: Path | None, accept_new_hash: bool
+) -> None:
+    """Fetch REVISIONS (default: all) into SCHEMA_DIR/<rev>/schema.json."""
+    with _reporting():
+        manifest = load_manifest(schema_dir)
+        _, results = sync(
+            manifest,
+            schema_dir,
+            manifest.select(revisions),
+            source_dir=source,
+            accept_new_hash=accept_new_hash,
+        )
+        for result in results:
+            note = " (new hash recorded in the manifest)" if result.accepted_new_hash else ""
+            click.echo(f"{result.revision}: sha256 {result.sha256} from {result.source}{note}")
+
+
+@main.command()
+@schema_option
+@out_option
+def generate(schema_dir: Path, out: Path) -> None:
+    """Generate the types package for every pinned revision."""
+    with _reporting():
+        started = time.perf_counter()
+        files = render_all(load_manifest(schema_dir), schema_dir)
+        changed = write(files, out)
+        elapsed = time.perf_counter() - started
+        click.echo(f"{len(files)} files, {len(changed)} changed, in {elapsed:.2f} s")
+
+
+@main.command()
+@schema_option
+@out_option
+def check(schema_dir: Path, out: Path) -> None:
+    """Fail (exit 1, with a diff) if the generated package is stale."""
+    with _reporting():
+        differences = compare(render_all(load_manifest(schema_dir), schema_dir), out)
+        for difference in differences:
+            click.echo(difference.diff, nl=False)
+        if differences:
+            click.echo(
+                f"{len(differences)} generated file(s) out of date; run `mcp-codegen generate`",
+                err=True,
+            )
+            sys.exit(1)
+        click.echo("generated code is up to date")
+
+
+class _reporting:
+    """Turn generator errors into a message and exit status 1."""
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, kind: object, error: BaseException | None, tb: object) -> bool:
+        if isinstance(error, CodegenError):
+            click.echo(f"error: {error}", err=True)
+            sys.exit(1)
+        return False

@@ -1,0 +1,262 @@
+"""IR -> Python source files: jinja2 templates, then black.
+
+`render_package` returns every file of the generated package as text, keyed
+by its path relative to the output folder; writing and checking them is the
+caller's job (see `generate.py`).
+"""
+
+from __future__ import annotations
+
+import functools
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import black
+import jinja2
+
+from . import __version__, ir
+from .pytypes import Imports, references, render
+
+PACKAGE = "mcp_codegen_types"
+"""Import name of the generated package."""
+
+RUNTIME = "mcp_codegen_runtime"
+
+
+def templates_dir() -> Path:
+    """The templates folder: shipped in the wheel, or the checkout's `templates/`."""
+    shipped = Path(str(resources.files("mcp_codegen"))) / "templates"
+    if shipped.is_dir():
+        return shipped
+    return Path(__file__).resolve().parents[2] / "templates"
+
+
+@functools.cache
+def environment() -> jinja2.Environment:
+    env = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(templates_dir()),
+        undefined=jinja2.StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        keep_trailing_newline=True,
+        autoescape=False,
+    )
+    env.filters["docstring"] = docstring
+    env.filters["isort"] = isort_names
+    return env
+
+
+def docstring(text: str, indent: int = 0) -> str:
+    """A triple-quoted literal holding `text` exactly, whatever it contains."""
+    body = text.strip().replace("\\", "\\\\").replace('"""', '\\"\\"\\"')
+    if body.endswith('"'):
+        body = body[:-1] + '\\"'
+    pad = " " * indent
+    lines = body.splitlines() or [""]
+    if len(lines) == 1:
+        return f'"""{lines[0]}"""'
+    inner = "\n".join((pad + line) if line.strip() else "" for line in lines[1:])
+    return f'"""{lines[0]}\n{inner}\n{pad}"""'
+
+
+def isort_names(names: list[str]) -> list[str]:
+    """Order imported names as isort and ruff do: constants, classes, functions."""
+
+    def key(name: str) -> tuple[int, str]:
+        if name.isupper():
+            return (0, name)
+        return (1 if name[:1].isupper() else 2, name)
+
+    return sorted(set(names), key=key)
+
+
+def format_python(source: str) -> str:
+    """Format generated source with black (in-process)."""
+    mode = black.Mode(target_versions={black.TargetVersion.PY311}, line_length=88)
+    return black.format_str(source, mode=mode)
+
+
+def header(rev: ir.Revision) -> dict[str, str]:
+    return {
+        "revision": rev.name,
+        "sha256": rev.sha256,
+        "version": __version__,
+        "runtime": RUNTIME,
+    }
+
+
+def render_package(revisions: tuple[ir.Revision, ...], latest: str) -> dict[str, str]:
+    """Every file of the generated package, as {relative path: text}."""
+    files: dict[str, str] = {}
+    for rev in revisions:
+        base = f"{PACKAGE}/{rev.module}"
+        files[f"{base}/types.py"] = render_types(rev)
+        files[f"{base}/methods.py"] = render_methods(rev)
+        files[f"{base}/__init__.py"] = render_init(rev)
+        files[f"{base}/py.typed"] = ""
+    latest_rev = next(rev for rev in revisions if rev.name == latest)
+    files[f"{PACKAGE}/latest/__init__.py"] = render_latest(latest_rev)
+    files[f"{PACKAGE}/__init__.py"] = render_root(revisions, latest)
+    files[f"{PACKAGE}/py.typed"] = ""
+    return files
+
+
+def _template(name: str, **context: Any) -> str:
+    return format_python(environment().get_template(name).render(**context))
+
+
+def render_types(rev: ir.Revision) -> str:
+    """`types.py`: one Python type per schema definition and inline type."""
+    imports = Imports()
+    structs = [_struct_view(d, imports) for d in rev.decls if isinstance(d, ir.StructDecl)]
+    markers, aliases = _alias_views(rev, imports)
+    names = sorted([d.name for d in rev.decls] + ["PROTOCOL_VERSION"])
+    return _template(
+        "types.py.jinja",
+        h=header(rev),
+        imports=imports,
+        structs=structs,
+        markers=markers,
+        aliases=aliases,
+        all_names=names,
+        uses_closed=any(s["base"] == "ClosedStruct" for s in structs),
+        uses_open=any(s["base"] == "OpenStruct" for s in structs),
+        uses_unset=any(f["optional"] for s in structs for f in s["fields"]),
+    )
+
+
+def _struct_view(decl: ir.StructDecl, imports: Imports) -> dict[str, Any]:
+    fields = []
+    for f in sorted(decl.fields, key=lambda f: (not f.required and f.default is None, f.py_name)):
+        annotation = render(f.type, imports)
+        optional = not f.required and f.default is None
+        default = None
+        if optional:
+            annotation += " | UnsetType"
+            default = "UNSET"
+        elif f.default is not None:
+            default = repr(f.default)
+        if f.wire_name != f.py_name:
+            imports.msgspec = True
+            args = ([f"default={default}"] if default else []) + [f"name={f.wire_name!r}"]
+            default = "msgspec.field(" + ", ".join(args) + ")"
+        fields.append(
+            {
+                "name": f.py_name,
+                "annotation": annotation,
+                "default": default,
+                "optional": optional,
+                "doc": f.description,
+            }
+        )
+    config = ""
+    if decl.tag_field is not None:
+        config = f", tag_field={decl.tag_field!r}, tag={decl.tag_value!r}"
+    return {
+        "name": decl.name,
+        "base": "OpenStruct" if decl.open else "ClosedStruct",
+        "config": config,
+        "doc": decl.description or f"The `{decl.name}` object of the schema.",
+        "fields": fields,
+    }
+
+
+def _alias_views(rev: ir.Revision, imports: Imports) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """Run-time markers (structural unions, recursive aliases) and plain aliases in dependency order."""
+    markers: list[dict[str, Any]] = []
+    plain: dict[str, dict[str, Any]] = {}
+    deps: dict[str, set[str]] = {}
+    for decl in rev.decls:
+        if isinstance(decl, ir.StructDecl):
+            continue
+        if isinstance(decl, ir.UnionDecl):
+            members = [render(m, imports) for m in decl.members]
+            view = {"name": decl.name, "annotation": " | ".join(members), "doc": decl.description}
+            if decl.strategy == "structural":
+                markers.append({**view, "kind": "union", "members": members})
+                continue
+            plain[decl.name] = view
+            deps[decl.name] = set().union(*(references(m) for m in decl.members))
+            continue
+        annotation = render(decl.target, imports)
+        if decl.recursive:
+            markers.append({"name": decl.name, "annotation": annotation, "doc": decl.description,
+                            "kind": "recursive", "members": [annotation]})
+            continue
+        plain[decl.name] = {"name": decl.name, "annotation": annotation, "doc": decl.description}
+        deps[decl.name] = references(decl.target)
+    ordered: list[dict[str, Any]] = []
+    done: set[str] = set()
+
+    def visit(name: str) -> None:
+        if name in done or name not in plain:
+            return
+        done.add(name)
+        for dep in sorted(deps[name]):
+            visit(dep)
+        ordered.append(plain[name])
+
+    for name in sorted(plain):
+        visit(name)
+    return markers, ordered
+
+
+def render_methods(rev: ir.Revision) -> str:
+    """`methods.py`: method-name constants and the method table."""
+    from .naming import method_constant
+
+    methods = [
+        {
+            "m": m,
+            "constant": method_constant(m.name, notification=m.message == "notification"),
+        }
+        for m in rev.methods
+    ]
+    types_used = sorted(
+        {m.message_type for m in rev.methods}
+        | {m.params_type for m in rev.methods if m.params_type}
+        | {m.result_type for m in rev.methods if m.result_type}
+    )
+    constants = sorted(x["constant"] for x in methods)
+    return _template(
+        "methods.py.jinja", h=header(rev), methods=methods, types_used=types_used, constants=constants
+    )
+
+
+def render_init(rev: ir.Revision) -> str:
+    """The revision package's `__init__.py`: re-exports of types and methods."""
+    from .naming import method_constant
+
+    type_names = sorted([d.name for d in rev.decls] + ["PROTOCOL_VERSION"])
+    method_names = sorted(
+        [method_constant(m.name, notification=m.message == "notification") for m in rev.methods]
+        + ["METHODS"]
+    )
+    return _template(
+        "revision_init.py.jinja",
+        h=header(rev),
+        type_names=type_names,
+        method_names=method_names,
+        all_names=sorted(type_names + method_names),
+    )
+
+
+def render_latest(rev: ir.Revision) -> str:
+    from .naming import method_constant
+
+    names = sorted(
+        [d.name for d in rev.decls]
+        + ["PROTOCOL_VERSION", "METHODS"]
+        + [method_constant(m.name, notification=m.message == "notification") for m in rev.methods]
+    )
+    return _template("latest_init.py.jinja", h=header(rev), module=rev.module, names=names)
+
+
+def render_root(revisions: tuple[ir.Revision, ...], latest: str) -> str:
+    return _template(
+        "package_init.py.jinja",
+        version=__version__,
+        revisions=[{"name": r.name, "module": r.module, "era": r.era} for r in revisions],
+        latest=latest,
+    )

@@ -1,0 +1,123 @@
+"""The schema manifest (`schema/manifest.toml`): pinned revisions, in protocol order."""
+
+from __future__ import annotations
+
+import tomllib
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Literal
+
+from .errors import SchemaLoadError
+
+MANIFEST_NAME = "manifest.toml"
+
+Era = Literal["legacy", "modern"]
+
+
+@dataclass(frozen=True)
+class PinnedRevision:
+    """One revision's pin: where it comes from and what its bytes hash to."""
+
+    name: str
+    url: str
+    sha256: str
+    dialect: str
+    era: Era
+
+    @property
+    def module(self) -> str:
+        """The Python module name of this revision (`v2025_06_18`, `draft`)."""
+        if self.name[:1].isdigit():
+            return "v" + self.name.replace("-", "_")
+        return self.name.replace("-", "_")
+
+
+@dataclass(frozen=True)
+class Manifest:
+    """All pinned revisions, oldest first."""
+
+    path: Path
+    revisions: tuple[PinnedRevision, ...]
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        """Revision names in protocol order."""
+        return tuple(rev.name for rev in self.revisions)
+
+    def get(self, name: str) -> PinnedRevision:
+        """Return the pin of revision `name`.
+
+        Raises:
+            SchemaLoadError: the manifest has no such revision.
+        """
+        for rev in self.revisions:
+            if rev.name == name:
+                return rev
+        known = ", ".join(self.names)
+        raise SchemaLoadError(f"unknown revision {name!r}; the manifest has {known}")
+
+    def select(self, names: tuple[str, ...] | list[str]) -> tuple[PinnedRevision, ...]:
+        """Return the named revisions (all of them when `names` is empty)."""
+        if not names:
+            return self.revisions
+        return tuple(self.get(name) for name in names)
+
+    def with_hash(self, name: str, sha256: str) -> Manifest:
+        """Return a copy of the manifest with a new pin for `name`."""
+        revisions = tuple(
+            replace(rev, sha256=sha256) if rev.name == name else rev
+            for rev in self.revisions
+        )
+        return replace(self, revisions=revisions)
+
+    def save(self) -> None:
+        """Rewrite the pins in place, keeping the file's leading comments."""
+        text = self.path.read_text(encoding="utf-8")
+        header = text.split("[[revision]]", 1)[0]
+        blocks = [
+            "[[revision]]\n"
+            f"name = {_toml_str(rev.name)}\n"
+            f"url = {_toml_str(rev.url)}\n"
+            f"sha256 = {_toml_str(rev.sha256)}\n"
+            f"dialect = {_toml_str(rev.dialect)}\n"
+            f"era = {_toml_str(rev.era)}\n"
+            for rev in self.revisions
+        ]
+        self.path.write_text(header + "\n".join(blocks), encoding="utf-8")
+
+
+def _toml_str(value: str) -> str:
+    return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def load_manifest(schema_dir: Path) -> Manifest:
+    """Read `schema_dir/manifest.toml`.
+
+    Raises:
+        SchemaLoadError: the file is missing or malformed.
+    """
+    path = schema_dir / MANIFEST_NAME
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, tomllib.TOMLDecodeError) as exc:
+        raise SchemaLoadError(f"cannot read the schema manifest {path}: {exc}") from exc
+    revisions: list[PinnedRevision] = []
+    for entry in data.get("revision", []):
+        try:
+            era = entry["era"]
+            if era not in ("legacy", "modern"):
+                raise SchemaLoadError(f"era must be legacy or modern, not {era!r}")
+            revisions.append(
+                PinnedRevision(
+                    name=entry["name"],
+                    url=entry["url"],
+                    sha256=entry["sha256"],
+                    dialect=entry["dialect"],
+                    era=era,
+                )
+            )
+        except KeyError as exc:
+            raise SchemaLoadError(f"{path}: a revision lacks {exc}") from exc
+    if not revisions:
+        raise SchemaLoadError(f"{path} pins no revision")
+    return Manifest(path=path, revisions=tuple(revisions))

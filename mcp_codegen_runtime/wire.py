@@ -1,0 +1,381 @@
+"""The wire codec: decode and encode generated MCP types without losing data.
+
+Generated types are msgspec Structs that forbid unknown fields, so that the
+common case (no unknown keys) is one msgspec decode at full speed. When a
+message does carry keys the schema does not name, JSON Schema still accepts
+it (objects are open unless `additionalProperties: false`), so `decode` falls
+back to a slower path that converts the message piece by piece and keeps the
+unknown keys on the object (`extra(obj)`); `encode` writes them back.
+
+Unions without a discriminator (`TextResourceContents | BlobResourceContents`)
+cannot be decoded by msgspec directly. Generated code declares them with
+`structural_union`: at run time a marker type whose decoding picks the first
+member that accepts the value, trying members that fit without unknown keys
+first. Recursive aliases (`JSONValue`) are declared with `recursive_alias`.
+"""
+
+from __future__ import annotations
+
+import sys
+import types
+import typing
+import weakref
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+import msgspec
+from msgspec import UNSET, UnsetType, ValidationError
+
+__all__ = [
+    "UNSET",
+    "ClosedStruct",
+    "OpenStruct",
+    "UnsetType",
+    "ValidationError",
+    "convert",
+    "decode",
+    "encode",
+    "extra",
+    "recursive_alias",
+    "structural_union",
+    "to_builtins",
+    "with_extra",
+]
+
+T = TypeVar("T")
+
+_EXTRA_ATTR = "_mcp_extra"
+_UNKNOWN_FIELD = "Object contains unknown field"
+
+
+class OpenStruct(
+    msgspec.Struct, kw_only=True, forbid_unknown_fields=True, dict=True, weakref=True
+):
+    """Base of generated objects that keep properties the schema does not name."""
+
+
+class ClosedStruct(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
+    """Base of generated objects whose schema forbids other properties."""
+
+
+class _MarkerType(type):
+    """Metaclass of markers: a value is an instance if it is one of a member's."""
+
+    def __instancecheck__(cls, obj: Any) -> bool:
+        return isinstance(obj, cls.classes())  # type: ignore[attr-defined]
+
+
+class _Marker(metaclass=_MarkerType):
+    """Base of run-time stand-ins for types msgspec cannot express."""
+
+    __mcp_module__: str
+    __mcp_members__: tuple[str, ...]
+    _resolved: tuple[Any, ...] | None = None
+
+    @classmethod
+    def members(cls) -> tuple[Any, ...]:
+        """The member types, resolved in the declaring module on first use."""
+        if cls._resolved is None:
+            namespace = vars(sys.modules[cls.__mcp_module__])
+            cls._resolved = tuple(eval(m, namespace) for m in cls.__mcp_members__)  # noqa: S307
+        return cls._resolved
+
+    @classmethod
+    def classes(cls) -> tuple[type, ...]:
+        """The Python classes that values of this type have."""
+        found: list[type] = []
+        for member in cls.members():
+            found.extend(_classes_of(member))
+        return tuple(found)
+
+    @classmethod
+    def resolve(cls, obj: Any) -> Any:
+        raise NotImplementedError
+
+
+class _StructuralUnion(_Marker):
+    @classmethod
+    def resolve(cls, obj: Any) -> Any:
+        errors: list[str] = []
+        for member in cls.members():
+            try:
+                return _convert(obj, member, allow_extra=False)
+            except ValidationError as exc:
+                errors.append(f"{_type_name(member)}: {exc}")
+        for member in cls.members():
+            try:
+                return _convert(obj, member, allow_extra=True)
+            except ValidationError:
+                pass
+        raise ValidationError(f"no member of {cls.__name__} accepts the value ({'; '.join(errors)})")
+
+
+class _RecursiveAlias(_Marker):
+    @classmethod
+    def resolve(cls, obj: Any) -> Any:
+        (target,) = cls.members()
+        return _convert(obj, target, allow_extra=True)
+
+
+def structural_union(name: str, module: str, *members: str) -> Any:
+    """Declare a union without a discriminator; members are type expressions as text."""
+    attrs = {"__mcp_module__": module, "__mcp_members__": members, "__module__": module}
+    return type(name, (_StructuralUnion,), attrs)
+
+
+def recursive_alias(name: str, module: str, target: str) -> Any:
+    """Declare a recursive type alias; `target` is its type expression as text."""
+    attrs = {"__mcp_module__": module, "__mcp_members__": (target,), "__module__": module}
+    return type(name, (_RecursiveAlias,), attrs)
+
+
+def _dec_hook(tp: Any, obj: Any) -> Any:
+    if isinstance(tp, type) and issubclass(tp, _Marker):
+        try:
+            return tp.resolve(obj)
+        except ValidationError as exc:
+            # msgspec adds the location to a ValueError raised here.
+            raise ValueError(str(exc)) from None
+    raise NotImplementedError(f"cannot decode {tp!r}")
+
+
+_decoders: dict[Any, msgspec.json.Decoder[Any]] = {}
+_encoder = msgspec.json.Encoder()
+
+
+def decode(data: bytes | str, type: type[T] | Any) -> T:  # noqa: A002 - mirrors msgspec
+    """Decode JSON into `type`, keeping keys the schema does not name.
+
+    Raises:
+        ValidationError: the message does not fit `type`; the text says where and why.
+        msgspec.DecodeError: the input is not JSON.
+    """
+    decoder = _decoders.get(type)
+    if decoder is None:
+        decoder = _decoders[type] = msgspec.json.Decoder(type, dec_hook=_dec_hook)
+    try:
+        return decoder.decode(data)
+    except ValidationError as exc:
+        if _UNKNOWN_FIELD not in str(exc):
+            raise
+    return _convert(msgspec.json.decode(data), type, allow_extra=True)
+
+
+def convert(obj: Any, type: type[T] | Any) -> T:  # noqa: A002 - mirrors msgspec
+    """Convert builtins (dicts, lists, scalars) into `type`, keeping unknown keys.
+
+    Raises:
+        ValidationError: the value does not fit `type`.
+    """
+    return _convert(obj, type, allow_extra=True)
+
+
+def encode(obj: Any) -> bytes:
+    """Encode a value as JSON, unknown keys kept by `decode` included."""
+    if _live_extras.count == 0:
+        return _encoder.encode(obj)
+    return _encoder.encode(_with_extras(obj))
+
+
+def to_builtins(obj: Any) -> Any:
+    """Return `obj` as JSON-ready builtins, unknown keys kept by `decode` included."""
+    if _live_extras.count == 0:
+        return msgspec.to_builtins(obj)
+    return msgspec.to_builtins(_with_extras(obj))
+
+
+def extra(obj: msgspec.Struct) -> dict[str, Any]:
+    """The properties of `obj` that its schema does not name (empty if none)."""
+    return dict(getattr(obj, "__dict__", {}).get(_EXTRA_ATTR, {}))
+
+
+def with_extra(obj: OpenStruct, properties: dict[str, Any]) -> OpenStruct:
+    """Attach properties the schema does not name to `obj`; `encode` writes them.
+
+    Raises:
+        ValueError: a key is one of the type's own properties.
+    """
+    names = set(obj.__struct_encode_fields__)
+    tag_field = obj.__struct_config__.tag_field
+    if tag_field is not None:
+        names.add(tag_field)
+    clashing = sorted(names.intersection(properties))
+    if clashing:
+        raise ValueError(f"{type(obj).__name__} already defines {', '.join(clashing)}")
+    _attach(obj, dict(properties))
+    return obj
+
+
+class _LiveExtras:
+    """Counts live objects carrying unknown keys, so `encode` can skip looking for them."""
+
+    count = 0
+
+    @classmethod
+    def released(cls) -> None:
+        cls.count -= 1
+
+
+_live_extras = _LiveExtras
+
+
+def _attach(obj: OpenStruct, properties: dict[str, Any]) -> None:
+    if not properties:
+        return
+    if _EXTRA_ATTR not in obj.__dict__:
+        _live_extras.count += 1
+        weakref.finalize(obj, _LiveExtras.released)
+    obj.__dict__[_EXTRA_ATTR] = properties
+
+
+def _with_extras(obj: Any) -> Any:
+    if isinstance(obj, msgspec.Struct):
+        out: dict[str, Any] = {}
+        config = obj.__struct_config__
+        if config.tag_field is not None:
+            out[config.tag_field] = config.tag
+        for attr, wire in zip(obj.__struct_fields__, obj.__struct_encode_fields__, strict=True):
+            value = getattr(obj, attr)
+            if value is not UNSET:
+                out[wire] = _with_extras(value)
+        extras = getattr(obj, "__dict__", {}).get(_EXTRA_ATTR)
+        if extras:
+            for key, value in extras.items():
+                out.setdefault(key, value)
+        return out
+    if isinstance(obj, (list, tuple)):
+        return [_with_extras(item) for item in obj]
+    if isinstance(obj, dict):
+        return {key: _with_extras(value) for key, value in obj.items()}
+    return obj
+
+
+# --- the slow path: conversion piece by piece ---------------------------------
+
+
+def _convert(obj: Any, tp: Any, *, allow_extra: bool) -> Any:
+    """Convert `obj` to `tp`; unknown keys are kept when `allow_extra`."""
+    try:
+        return msgspec.convert(obj, tp, dec_hook=_dec_hook)
+    except ValidationError as exc:
+        if not allow_extra or _UNKNOWN_FIELD not in str(exc):
+            raise
+    except TypeError:
+        pass  # a union holding a marker type: msgspec cannot take it whole
+    return _convert_parts(obj, tp, allow_extra)
+
+
+def _convert_parts(obj: Any, tp: Any, allow_extra: bool) -> Any:
+    origin = typing.get_origin(tp)
+    if origin is typing.Annotated:
+        inner = _convert(obj, typing.get_args(tp)[0], allow_extra=allow_extra)
+        return msgspec.convert(inner, tp, dec_hook=_dec_hook)
+    if origin is typing.Union or origin is types.UnionType:
+        return _convert_union(obj, typing.get_args(tp), allow_extra)
+    if origin is list and isinstance(obj, list):
+        (item_type,) = typing.get_args(tp)
+        return [
+            _at(f"[{index}]", _convert, item, item_type, allow_extra)
+            for index, item in enumerate(obj)
+        ]
+    if origin is dict and isinstance(obj, dict):
+        _, value_type = typing.get_args(tp)
+        return {
+            key: _at("[...]", _convert, value, value_type, allow_extra)
+            for key, value in obj.items()
+        }
+    if isinstance(tp, type) and issubclass(tp, _Marker):
+        return tp.resolve(obj)
+    if isinstance(tp, type) and issubclass(tp, msgspec.Struct) and isinstance(obj, dict):
+        return _convert_struct(obj, tp, allow_extra)
+    return msgspec.convert(obj, tp, dec_hook=_dec_hook)
+
+
+def _convert_union(obj: Any, members: tuple[Any, ...], allow_extra: bool) -> Any:
+    candidates = [m for m in members if m is not UnsetType]
+    if obj is None and type(None) in candidates:
+        return None
+    errors: list[str] = []
+    for member in candidates:
+        try:
+            return _convert(obj, member, allow_extra=allow_extra)
+        except ValidationError as exc:
+            errors.append(str(exc))
+    raise ValidationError(" or ".join(errors) if errors else "no type accepts the value")
+
+
+class _StructPlan:
+    """What the slow path needs to know about one Struct type."""
+
+    def __init__(self, struct: type[msgspec.Struct]) -> None:
+        hints = typing.get_type_hints(struct, include_extras=True)
+        config = struct.__struct_config__
+        self.fields: dict[str, Any] = {
+            wire: hints[attr]
+            for attr, wire in zip(
+                struct.__struct_fields__, struct.__struct_encode_fields__, strict=True
+            )
+        }
+        self.tag_field = config.tag_field
+        self.open = issubclass(struct, OpenStruct)
+
+
+_plans: dict[type[msgspec.Struct], _StructPlan] = {}
+
+
+def _convert_struct(obj: dict[str, Any], struct: type[msgspec.Struct], allow_extra: bool) -> Any:
+    plan = _plans.get(struct)
+    if plan is None:
+        plan = _plans[struct] = _StructPlan(struct)
+    known: dict[str, Any] = {}
+    extras: dict[str, Any] = {}
+    for key, value in obj.items():
+        field_type = plan.fields.get(key)
+        if field_type is not None:
+            if isinstance(value, (dict, list)):
+                value = _at(f".{key}", _convert, value, field_type, allow_extra)
+            known[key] = value
+        elif key == plan.tag_field:
+            known[key] = value
+        else:
+            extras[key] = value
+    if extras and not (allow_extra and plan.open):
+        raise ValidationError(f"{_UNKNOWN_FIELD} `{next(iter(extras))}`")
+    result = msgspec.convert(known, struct, dec_hook=_dec_hook)
+    _attach(result, extras)
+    return result
+
+
+def _at(segment: str, func: Callable[..., Any], value: Any, tp: Any, allow_extra: bool) -> Any:
+    """Call `func`, and prefix the path of a validation error with `segment`."""
+    try:
+        return func(value, tp, allow_extra=allow_extra)
+    except ValidationError as exc:
+        message = str(exc)
+        head, sep, path = message.rpartition(" - at `$")
+        if sep:
+            raise ValidationError(f"{head} - at `${segment}{path}") from None
+        raise ValidationError(f"{message} - at `${segment}`") from None
+
+
+def _classes_of(tp: Any) -> list[type]:
+    origin = typing.get_origin(tp)
+    if origin is typing.Annotated:
+        return _classes_of(typing.get_args(tp)[0])
+    if origin is typing.Union or origin is types.UnionType:
+        return [c for arg in typing.get_args(tp) for c in _classes_of(arg)]
+    if origin is typing.Literal:
+        return [type(value) for value in typing.get_args(tp)]
+    if origin is not None:
+        return [origin]
+    if tp is None:
+        return [type(None)]
+    if tp is Any:
+        return [object]
+    if isinstance(tp, type) and issubclass(tp, _Marker):
+        return list(tp.classes())
+    return [tp] if isinstance(tp, type) else [object]
+
+
+def _type_name(tp: Any) -> str:
+    return getattr(tp, "__name__", None) or repr(tp)
