@@ -77,7 +77,9 @@ class _Marker(metaclass=_MarkerType):
         """The member types, resolved in the declaring module on first use."""
         if cls._resolved is None:
             namespace = vars(sys.modules[cls.__mcp_module__])
-            cls._resolved = tuple(eval(m, namespace) for m in cls.__mcp_members__)  # noqa: S307
+            cls._resolved = tuple(
+                eval(m, namespace) for m in cls.__mcp_members__
+            )  # noqa: S307
         return cls._resolved
 
     @classmethod
@@ -107,7 +109,9 @@ class _StructuralUnion(_Marker):
                 return _convert(obj, member, allow_extra=True)
             except ValidationError:
                 pass
-        raise ValidationError(f"no member of {cls.__name__} accepts the value ({'; '.join(errors)})")
+        raise ValidationError(
+            f"no member of {cls.__name__} accepts the value ({'; '.join(errors)})"
+        )
 
 
 class _RecursiveAlias(_Marker):
@@ -125,7 +129,11 @@ def structural_union(name: str, module: str, *members: str) -> Any:
 
 def recursive_alias(name: str, module: str, target: str) -> Any:
     """Declare a recursive type alias; `target` is its type expression as text."""
-    attrs = {"__mcp_module__": module, "__mcp_members__": (target,), "__module__": module}
+    attrs = {
+        "__mcp_module__": module,
+        "__mcp_members__": (target,),
+        "__module__": module,
+    }
     return type(name, (_RecursiveAlias,), attrs)
 
 
@@ -143,7 +151,7 @@ _decoders: dict[Any, msgspec.json.Decoder[Any]] = {}
 _encoder = msgspec.json.Encoder()
 
 
-def decode(data: bytes | str, type: type[T] | Any) -> T:  # noqa: A002 - mirrors msgspec
+def decode(data: bytes | str, type: type[T] | Any) -> T:
     """Decode JSON into `type`, keeping keys the schema does not name.
 
     Raises:
@@ -154,20 +162,21 @@ def decode(data: bytes | str, type: type[T] | Any) -> T:  # noqa: A002 - mirrors
     if decoder is None:
         decoder = _decoders[type] = msgspec.json.Decoder(type, dec_hook=_dec_hook)
     try:
-        return decoder.decode(data)
+        value = decoder.decode(data)
     except ValidationError as exc:
         if _UNKNOWN_FIELD not in str(exc):
             raise
-    return _convert(msgspec.json.decode(data), type, allow_extra=True)
+        value = _convert(msgspec.json.decode(data), type, allow_extra=True)
+    return typing.cast("T", value)
 
 
-def convert(obj: Any, type: type[T] | Any) -> T:  # noqa: A002 - mirrors msgspec
+def convert(obj: Any, type: type[T] | Any) -> T:
     """Convert builtins (dicts, lists, scalars) into `type`, keeping unknown keys.
 
     Raises:
         ValidationError: the value does not fit `type`.
     """
-    return _convert(obj, type, allow_extra=True)
+    return typing.cast("T", _convert(obj, type, allow_extra=True))
 
 
 def encode(obj: Any) -> bytes:
@@ -219,13 +228,13 @@ class _LiveExtras:
 _live_extras = _LiveExtras
 
 
-def _attach(obj: OpenStruct, properties: dict[str, Any]) -> None:
+def _attach(obj: msgspec.Struct, properties: dict[str, Any]) -> None:
     if not properties:
         return
     if _EXTRA_ATTR not in obj.__dict__:
         _live_extras.count += 1
         weakref.finalize(obj, _LiveExtras.released)
-    obj.__dict__[_EXTRA_ATTR] = properties
+    setattr(obj, _EXTRA_ATTR, properties)
 
 
 def _with_extras(obj: Any) -> Any:
@@ -234,7 +243,9 @@ def _with_extras(obj: Any) -> Any:
         config = obj.__struct_config__
         if config.tag_field is not None:
             out[config.tag_field] = config.tag
-        for attr, wire in zip(obj.__struct_fields__, obj.__struct_encode_fields__, strict=True):
+        for attr, wire in zip(
+            obj.__struct_fields__, obj.__struct_encode_fields__, strict=True
+        ):
             value = getattr(obj, attr)
             if value is not UNSET:
                 out[wire] = _with_extras(value)
@@ -244,9 +255,11 @@ def _with_extras(obj: Any) -> Any:
                 out.setdefault(key, value)
         return out
     if isinstance(obj, (list, tuple)):
-        return [_with_extras(item) for item in obj]
+        items: list[Any] | tuple[Any, ...] = typing.cast(Any, obj)
+        return [_with_extras(item) for item in items]
     if isinstance(obj, dict):
-        return {key: _with_extras(value) for key, value in obj.items()}
+        mapping: dict[str, Any] = typing.cast(Any, obj)
+        return {key: _with_extras(value) for key, value in mapping.items()}
     return obj
 
 
@@ -274,21 +287,30 @@ def _convert_parts(obj: Any, tp: Any, allow_extra: bool) -> Any:
         return _convert_union(obj, typing.get_args(tp), allow_extra)
     if origin is list and isinstance(obj, list):
         (item_type,) = typing.get_args(tp)
+        items: list[Any] | tuple[Any, ...] = typing.cast(Any, obj)
         return [
             _at(f"[{index}]", _convert, item, item_type, allow_extra)
-            for index, item in enumerate(obj)
+            for index, item in enumerate(items)
         ]
     if origin is dict and isinstance(obj, dict):
         _, value_type = typing.get_args(tp)
+        mapping: dict[str, Any] = typing.cast(Any, obj)
         return {
             key: _at("[...]", _convert, value, value_type, allow_extra)
-            for key, value in obj.items()
+            for key, value in mapping.items()
         }
     if isinstance(tp, type) and issubclass(tp, _Marker):
         return tp.resolve(obj)
-    if isinstance(tp, type) and issubclass(tp, msgspec.Struct) and isinstance(obj, dict):
-        return _convert_struct(obj, tp, allow_extra)
-    return msgspec.convert(obj, tp, dec_hook=_dec_hook)
+    if (
+        isinstance(tp, type)
+        and issubclass(tp, msgspec.Struct)
+        and isinstance(obj, dict)
+    ):
+        fields: dict[str, Any] = typing.cast(Any, obj)
+        struct: type[msgspec.Struct] = typing.cast(Any, tp)
+        return _convert_struct(fields, struct, allow_extra)
+    target: Any = tp
+    return msgspec.convert(obj, target, dec_hook=_dec_hook)
 
 
 def _convert_union(obj: Any, members: tuple[Any, ...], allow_extra: bool) -> Any:
@@ -301,7 +323,9 @@ def _convert_union(obj: Any, members: tuple[Any, ...], allow_extra: bool) -> Any
             return _convert(obj, member, allow_extra=allow_extra)
         except ValidationError as exc:
             errors.append(str(exc))
-    raise ValidationError(" or ".join(errors) if errors else "no type accepts the value")
+    raise ValidationError(
+        " or ".join(errors) if errors else "no type accepts the value"
+    )
 
 
 class _StructPlan:
@@ -323,7 +347,9 @@ class _StructPlan:
 _plans: dict[type[msgspec.Struct], _StructPlan] = {}
 
 
-def _convert_struct(obj: dict[str, Any], struct: type[msgspec.Struct], allow_extra: bool) -> Any:
+def _convert_struct(
+    obj: dict[str, Any], struct: type[msgspec.Struct], allow_extra: bool
+) -> Any:
     plan = _plans.get(struct)
     if plan is None:
         plan = _plans[struct] = _StructPlan(struct)
@@ -346,7 +372,9 @@ def _convert_struct(obj: dict[str, Any], struct: type[msgspec.Struct], allow_ext
     return result
 
 
-def _at(segment: str, func: Callable[..., Any], value: Any, tp: Any, allow_extra: bool) -> Any:
+def _at(
+    segment: str, func: Callable[..., Any], value: Any, tp: Any, allow_extra: bool
+) -> Any:
     """Call `func`, and prefix the path of a validation error with `segment`."""
     try:
         return func(value, tp, allow_extra=allow_extra)

@@ -16,8 +16,18 @@ from .methods import extract_methods
 # Keywords that only annotate a schema: they never change what it accepts
 # (jsonschema does not assert `format` by default, and neither do we).
 ANNOTATIONS = frozenset(
-    {"description", "title", "format", "$comment", "examples", "deprecated", "readOnly",
-     "writeOnly", "default", "$schema"}
+    {
+        "description",
+        "title",
+        "format",
+        "$comment",
+        "examples",
+        "deprecated",
+        "readOnly",
+        "writeOnly",
+        "default",
+        "$schema",
+    }
 )
 PYTHON_DEFAULT = "x-python-default"
 """Override keyword: the Python default of an optional property (e.g. `resultType`)."""
@@ -36,7 +46,9 @@ class Builder:
     # -- errors -----------------------------------------------------------------
 
     def unsupported(self, message: str, pointer: str) -> UnsupportedSchemaError:
-        return UnsupportedSchemaError(message, revision=self.schema.revision, pointer=pointer)
+        return UnsupportedSchemaError(
+            message, revision=self.schema.revision, pointer=pointer
+        )
 
     def claim(self, name: str, pointer: str) -> None:
         """Reserve a type name; two schema places wanting one name is an error."""
@@ -74,10 +86,14 @@ class Builder:
         required = node.get("required", [])
         for wire in required:
             if wire not in properties:
-                raise self.unsupported(f"required property {wire!r} is not defined", pointer)
+                raise self.unsupported(
+                    f"required property {wire!r} is not defined", pointer
+                )
         extra = node.get("additionalProperties", True)
         if extra not in (True, False, {}):
-            raise self.unsupported("typed additionalProperties beside properties", pointer)
+            raise self.unsupported(
+                "typed additionalProperties beside properties", pointer
+            )
         # Reserve the name before descending, so recursive references resolve.
         self.decls[name] = ir.StructDecl(name=name, pointer=pointer, fields=())
         fields: list[ir.Field] = []
@@ -154,22 +170,34 @@ class Builder:
         if isinstance(kind, list):
             self._check_keywords(node, {"type"}, pointer)
             return ir.UnionOf(
-                members=tuple(self.type_of({"type": k}, inline_name, pointer) for k in kind)
+                members=tuple(
+                    self.type_of({"type": k}, inline_name, pointer) for k in kind
+                )
             )
         if kind == "object":
-            self._check_keywords(node, {"type", "additionalProperties", "properties"}, pointer)
+            self._check_keywords(
+                node, {"type", "additionalProperties", "properties"}, pointer
+            )
             values = node.get("additionalProperties", True)
             if values is False:
                 raise self.unsupported("an object that accepts no property", pointer)
             if values is True:
                 values = {}
-            value_type = self.type_of(values, inline_name + "Value", pointer + "/additionalProperties")
+            value_type = self.type_of(
+                values, inline_name + "Value", pointer + "/additionalProperties"
+            )
             return ir.MapOf(values=value_type)
         if kind == "array":
-            self._check_keywords(node, {"type", "items", "minItems", "maxItems"}, pointer)
-            items = self.type_of(node.get("items", True), inline_name + "Item", pointer + "/items")
+            self._check_keywords(
+                node, {"type", "items", "minItems", "maxItems"}, pointer
+            )
+            items = self.type_of(
+                node.get("items", True), inline_name + "Item", pointer + "/items"
+            )
             return ir.ArrayOf(
-                items=items, min_items=node.get("minItems"), max_items=node.get("maxItems")
+                items=items,
+                min_items=node.get("minItems"),
+                max_items=node.get("maxItems"),
             )
         if kind in ("integer", "number"):
             self._check_keywords(node, {"type", "minimum", "maximum"}, pointer)
@@ -186,7 +214,9 @@ class Builder:
 
     def ref_name(self, ref: str, pointer: str) -> str:
         if not ref.startswith(self.ref_prefix):
-            raise self.unsupported(f"only local references are supported, not {ref!r}", pointer)
+            raise self.unsupported(
+                f"only local references are supported, not {ref!r}", pointer
+            )
         name = ref.removeprefix(self.ref_prefix)
         if name not in self.definitions:
             raise self.unsupported(f"reference to an undefined type {name!r}", pointer)
@@ -203,14 +233,22 @@ class Builder:
                 part = self.definitions[self.ref_name(part["$ref"], part_pointer)]
             part = self.flatten_all_of(part, part_pointer)
             if not _is_struct(part):
-                raise self.unsupported("allOf of something other than objects", part_pointer)
-            merged = _merge_objects(merged, part, lambda msg: self.unsupported(msg, part_pointer))
+                raise self.unsupported(
+                    "allOf of something other than objects", part_pointer
+                )
+            merged = _merge_objects(
+                merged, part, lambda msg: self.unsupported(msg, part_pointer)
+            )
         return merged
 
-    def _check_keywords(self, node: dict[str, Any], allowed: set[str], pointer: str) -> None:
+    def _check_keywords(
+        self, node: dict[str, Any], allowed: set[str], pointer: str
+    ) -> None:
         unknown = sorted(set(node) - allowed - ANNOTATIONS - {PYTHON_DEFAULT})
         if unknown:
-            raise self.unsupported(f"unsupported keyword(s) {', '.join(unknown)}", pointer)
+            raise self.unsupported(
+                f"unsupported keyword(s) {', '.join(unknown)}", pointer
+            )
 
 
 def build_revision(schema: LoadedSchema, definitions: dict[str, Any]) -> ir.Revision:
@@ -239,7 +277,11 @@ def build_revision(schema: LoadedSchema, definitions: dict[str, Any]) -> ir.Revi
 
 
 def _is_struct(node: Any) -> bool:
-    return isinstance(node, dict) and bool(node.get("properties")) and node.get("type", "object") == "object"
+    return (
+        isinstance(node, dict)
+        and bool(node.get("properties"))
+        and node.get("type", "object") == "object"
+    )
 
 
 def _description(node: Any) -> str:
@@ -252,10 +294,15 @@ def _escape(token: str) -> str:
 
 def _merge_objects(a: dict[str, Any], b: dict[str, Any], error: Any) -> dict[str, Any]:
     """The intersection of two object schemas, where one side refines the other."""
-    merged = {**a, **{k: v for k, v in b.items() if k not in ("properties", "required")}}
+    merged = {
+        **a,
+        **{k: v for k, v in b.items() if k not in ("properties", "required")},
+    }
     properties = dict(a.get("properties", {}))
     for name, schema in b.get("properties", {}).items():
-        properties[name] = _narrower(properties[name], schema, error) if name in properties else schema
+        properties[name] = (
+            _narrower(properties[name], schema, error) if name in properties else schema
+        )
     merged["type"] = "object"
     merged["properties"] = properties
     merged["required"] = sorted(set(a.get("required", [])) | set(b.get("required", [])))
@@ -273,9 +320,6 @@ def _narrower(a: Any, b: Any, error: Any) -> Any:
     raise error(f"allOf parts disagree on a property: {core_a} vs {core_b}")
 
 
-
-
-
 def mark_recursive(decls: dict[str, ir.Decl]) -> dict[str, ir.Decl]:
     """Flag aliases that reach themselves through other aliases (JSONValue & co)."""
     from .pytypes import references
@@ -283,7 +327,9 @@ def mark_recursive(decls: dict[str, ir.Decl]) -> dict[str, ir.Decl]:
     def alias_refs(name: str) -> set[str]:
         decl = decls[name]
         if isinstance(decl, ir.AliasDecl):
-            return {r for r in references(decl.target) if isinstance(decls[r], ir.AliasDecl)}
+            return {
+                r for r in references(decl.target) if isinstance(decls[r], ir.AliasDecl)
+            }
         return set()
 
     result = dict(decls)

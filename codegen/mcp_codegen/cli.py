@@ -50,9 +50,14 @@ def schema() -> None:
     type=click.Path(exists=True, file_okay=False, path_type=Path),
     help=f"Local folder laid out as <rev>/schema.json (default: ${SOURCE_ENV}, else upstream).",
 )
-@click.option("--accept-new-hash", is_flag=True, help="Record the hash of a changed schema.")
+@click.option(
+    "--accept-new-hash", is_flag=True, help="Record the hash of a changed schema."
+)
 def schema_sync(
-    revisions: tuple[str, ...], schema_dir: Path, source: Path | None, accept_new_hash: bool
+    revisions: tuple[str, ...],
+    schema_dir: Path,
+    source: Path | None,
+    accept_new_hash: bool,
 ) -> None:
     """Fetch REVISIONS (default: all) into SCHEMA_DIR/<rev>/schema.json."""
     with _reporting():
@@ -65,8 +70,14 @@ def schema_sync(
             accept_new_hash=accept_new_hash,
         )
         for result in results:
-            note = " (new hash recorded in the manifest)" if result.accepted_new_hash else ""
-            click.echo(f"{result.revision}: sha256 {result.sha256} from {result.source}{note}")
+            note = (
+                " (new hash recorded in the manifest)"
+                if result.accepted_new_hash
+                else ""
+            )
+            click.echo(
+                f"{result.revision}: sha256 {result.sha256} from {result.source}{note}"
+            )
 
 
 @main.command()

@@ -8,6 +8,7 @@ caller's job (see `generate.py`).
 from __future__ import annotations
 
 import functools
+import textwrap
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -44,12 +45,28 @@ def environment() -> jinja2.Environment:
     )
     env.filters["docstring"] = docstring
     env.filters["isort"] = isort_names
+    env.filters["sort_all"] = sort_all
     return env
 
 
 def docstring(text: str, indent: int = 0) -> str:
-    """A triple-quoted literal holding `text` exactly, whatever it contains."""
-    body = text.strip().replace("\\", "\\\\").replace('"""', '\\"\\"\\"')
+    """A triple-quoted literal holding `text`, long lines wrapped to fit 88 columns."""
+    width = 88 - indent - 6
+    wrapped = "\n".join(
+        (
+            textwrap.fill(
+                line,
+                width,
+                break_long_words=False,
+                break_on_hyphens=False,
+                subsequent_indent=" " * (len(line) - len(line.lstrip())),
+            )
+            if len(line) > width
+            else line
+        )
+        for line in text.strip().splitlines()
+    )
+    body = wrapped.replace("\\", "\\\\").replace('"""', '\\"\\"\\"')
     if body.endswith('"'):
         body = body[:-1] + '\\"'
     pad = " " * indent
@@ -62,6 +79,17 @@ def docstring(text: str, indent: int = 0) -> str:
 
 def isort_names(names: list[str]) -> list[str]:
     """Order imported names as isort and ruff do: constants, classes, functions."""
+
+    def key(name: str) -> tuple[int, str, str]:
+        if name.isupper():
+            return (0, name.lower(), name)
+        return (1 if name[:1].isupper() else 2, name.lower(), name)
+
+    return sorted(set(names), key=key)
+
+
+def sort_all(names: list[str]) -> list[str]:
+    """Order `__all__` as ruff's RUF022 does: constants, classes, others."""
 
     def key(name: str) -> tuple[int, str]:
         if name.isupper():
@@ -108,16 +136,17 @@ def _template(name: str, **context: Any) -> str:
 
 def render_types(rev: ir.Revision) -> str:
     """`types.py`: one Python type per schema definition and inline type."""
-    imports = Imports()
-    structs = [_struct_view(d, imports) for d in rev.decls if isinstance(d, ir.StructDecl)]
-    markers, aliases = _alias_views(rev, imports)
+    imports = Imports(reserved={d.name for d in rev.decls})
+    structs = [
+        _struct_view(d, imports) for d in rev.decls if isinstance(d, ir.StructDecl)
+    ]
+    aliases = _alias_views(rev, imports)
     names = sorted([d.name for d in rev.decls] + ["PROTOCOL_VERSION"])
     return _template(
         "types.py.jinja",
         h=header(rev),
         imports=imports,
         structs=structs,
-        markers=markers,
         aliases=aliases,
         all_names=names,
         uses_closed=any(s["base"] == "ClosedStruct" for s in structs),
@@ -128,7 +157,9 @@ def render_types(rev: ir.Revision) -> str:
 
 def _struct_view(decl: ir.StructDecl, imports: Imports) -> dict[str, Any]:
     fields = []
-    for f in sorted(decl.fields, key=lambda f: (not f.required and f.default is None, f.py_name)):
+    for f in sorted(
+        decl.fields, key=lambda f: (not f.required and f.default is None, f.py_name)
+    ):
         annotation = render(f.type, imports)
         optional = not f.required and f.default is None
         default = None
@@ -139,7 +170,9 @@ def _struct_view(decl: ir.StructDecl, imports: Imports) -> dict[str, Any]:
             default = repr(f.default)
         if f.wire_name != f.py_name:
             imports.msgspec = True
-            args = ([f"default={default}"] if default else []) + [f"name={f.wire_name!r}"]
+            args = ([f"default={default}"] if default else []) + [
+                f"name={f.wire_name!r}"
+            ]
             default = "msgspec.field(" + ", ".join(args) + ")"
         fields.append(
             {
@@ -162,44 +195,50 @@ def _struct_view(decl: ir.StructDecl, imports: Imports) -> dict[str, Any]:
     }
 
 
-def _alias_views(rev: ir.Revision, imports: Imports) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    """Run-time markers (structural unions, recursive aliases) and plain aliases in dependency order."""
-    markers: list[dict[str, Any]] = []
-    plain: dict[str, dict[str, Any]] = {}
+def _alias_views(rev: ir.Revision, imports: Imports) -> list[dict[str, Any]]:
+    """Every non-struct declaration, each after the ones it mentions.
+
+    `kind` is "plain" (a type alias msgspec decodes), "union" (a union without
+    discriminator) or "recursive" (JSONValue and friends); the last two are
+    exact aliases for type checkers and decoders at run time.
+    """
+    views: dict[str, dict[str, Any]] = {}
     deps: dict[str, set[str]] = {}
     for decl in rev.decls:
         if isinstance(decl, ir.StructDecl):
             continue
         if isinstance(decl, ir.UnionDecl):
             members = [render(m, imports) for m in decl.members]
-            view = {"name": decl.name, "annotation": " | ".join(members), "doc": decl.description}
-            if decl.strategy == "structural":
-                markers.append({**view, "kind": "union", "members": members})
-                continue
-            plain[decl.name] = view
-            deps[decl.name] = set().union(*(references(m) for m in decl.members))
-            continue
-        annotation = render(decl.target, imports)
-        if decl.recursive:
-            markers.append({"name": decl.name, "annotation": annotation, "doc": decl.description,
-                            "kind": "recursive", "members": [annotation]})
-            continue
-        plain[decl.name] = {"name": decl.name, "annotation": annotation, "doc": decl.description}
-        deps[decl.name] = references(decl.target)
+            kind = "union" if decl.strategy == "structural" else "plain"
+            annotation = " | ".join(members)
+            mentioned = set().union(*(references(m) for m in decl.members))
+        else:
+            annotation = render(decl.target, imports)
+            members = [annotation]
+            kind = "recursive" if decl.recursive else "plain"
+            mentioned = set() if decl.recursive else references(decl.target)
+        views[decl.name] = {
+            "name": decl.name,
+            "kind": kind,
+            "annotation": annotation,
+            "members": members,
+            "doc": decl.description,
+        }
+        deps[decl.name] = mentioned
     ordered: list[dict[str, Any]] = []
     done: set[str] = set()
 
     def visit(name: str) -> None:
-        if name in done or name not in plain:
+        if name in done or name not in views:
             return
         done.add(name)
         for dep in sorted(deps[name]):
             visit(dep)
-        ordered.append(plain[name])
+        ordered.append(views[name])
 
-    for name in sorted(plain):
+    for name in sorted(views):
         visit(name)
-    return markers, ordered
+    return ordered
 
 
 def render_methods(rev: ir.Revision) -> str:
@@ -209,7 +248,9 @@ def render_methods(rev: ir.Revision) -> str:
     methods = [
         {
             "m": m,
-            "constant": method_constant(m.name, notification=m.message == "notification"),
+            "constant": method_constant(
+                m.name, notification=m.message == "notification"
+            ),
         }
         for m in rev.methods
     ]
@@ -220,7 +261,11 @@ def render_methods(rev: ir.Revision) -> str:
     )
     constants = sorted(x["constant"] for x in methods)
     return _template(
-        "methods.py.jinja", h=header(rev), methods=methods, types_used=types_used, constants=constants
+        "methods.py.jinja",
+        h=header(rev),
+        methods=methods,
+        types_used=types_used,
+        constants=constants,
     )
 
 
@@ -230,7 +275,10 @@ def render_init(rev: ir.Revision) -> str:
 
     type_names = sorted([d.name for d in rev.decls] + ["PROTOCOL_VERSION"])
     method_names = sorted(
-        [method_constant(m.name, notification=m.message == "notification") for m in rev.methods]
+        [
+            method_constant(m.name, notification=m.message == "notification")
+            for m in rev.methods
+        ]
         + ["METHODS"]
     )
     return _template(
@@ -248,15 +296,22 @@ def render_latest(rev: ir.Revision) -> str:
     names = sorted(
         [d.name for d in rev.decls]
         + ["PROTOCOL_VERSION", "METHODS"]
-        + [method_constant(m.name, notification=m.message == "notification") for m in rev.methods]
+        + [
+            method_constant(m.name, notification=m.message == "notification")
+            for m in rev.methods
+        ]
     )
-    return _template("latest_init.py.jinja", h=header(rev), module=rev.module, names=names)
+    return _template(
+        "latest_init.py.jinja", h=header(rev), module=rev.module, names=names
+    )
 
 
 def render_root(revisions: tuple[ir.Revision, ...], latest: str) -> str:
     return _template(
         "package_init.py.jinja",
         version=__version__,
-        revisions=[{"name": r.name, "module": r.module, "era": r.era} for r in revisions],
+        revisions=[
+            {"name": r.name, "module": r.module, "era": r.era} for r in revisions
+        ],
         latest=latest,
     )

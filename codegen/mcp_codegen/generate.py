@@ -61,7 +61,9 @@ def compare(files: dict[str, str], out_dir: Path) -> list[Difference]:
     for rel in sorted(set(files) | on_disk):
         target = out_dir / rel
         if rel not in files:
-            differences.append(Difference(rel, "orphaned", f"{rel} is not generated any more\n"))
+            differences.append(
+                Difference(rel, "orphaned", f"{rel} is not generated any more\n")
+            )
             continue
         if rel not in on_disk:
             differences.append(Difference(rel, "missing", f"{rel} is missing\n"))

@@ -67,7 +67,9 @@ def parse_schema(data: bytes, pin: PinnedRevision, origin: str) -> LoadedSchema:
     try:
         document = json.loads(data)
     except ValueError as exc:
-        raise SchemaLoadError(f"{origin} is not JSON: {exc}", revision=pin.name) from exc
+        raise SchemaLoadError(
+            f"{origin} is not JSON: {exc}", revision=pin.name
+        ) from exc
     return from_document(document, pin, digest)
 
 
@@ -83,13 +85,17 @@ def from_document(document: Any, pin: PinnedRevision, sha256: str) -> LoadedSche
         )
     validator = jsonschema.validators.validator_for(document, default=None)
     if validator is None:
-        raise SchemaLoadError(f"unknown JSON Schema dialect {dialect!r}", revision=pin.name)
+        raise SchemaLoadError(
+            f"unknown JSON Schema dialect {dialect!r}", revision=pin.name
+        )
     try:
         validator.check_schema(document)
     except jsonschema.SchemaError as exc:
         pointer = "#/" + "/".join(str(part) for part in exc.path)
         raise SchemaLoadError(
-            f"not a valid {dialect} schema: {exc.message}", revision=pin.name, pointer=pointer
+            f"not a valid {dialect} schema: {exc.message}",
+            revision=pin.name,
+            pointer=pointer,
         ) from exc
     present = [key for key in DEFINITION_KEYS if key in document]
     if len(present) != 1:

@@ -44,7 +44,9 @@ def extract_methods(
         pointer = schema.pointer(name)
         if method in methods:
             raise UnsupportedSchemaError(
-                f"method {method!r} is defined by two types", revision=schema.revision, pointer=pointer
+                f"method {method!r} is defined by two types",
+                revision=schema.revision,
+                pointer=pointer,
             )
         in_client, in_server = method in client, method in server
         if not (in_client or in_server):
@@ -54,7 +56,9 @@ def extract_methods(
                 pointer=pointer,
             )
         direction: ir.Direction = (
-            "both" if in_client and in_server else "client_to_server" if in_client else "server_to_client"
+            "both"
+            if in_client and in_server
+            else "client_to_server" if in_client else "server_to_client"
         )
         struct = decls[name]
         assert isinstance(struct, ir.StructDecl)
@@ -73,12 +77,16 @@ def extract_methods(
 
 
 def _method_const(node: Any) -> str | None:
-    method = node.get("properties", {}).get("method", {}) if isinstance(node, dict) else {}
+    method = (
+        node.get("properties", {}).get("method", {}) if isinstance(node, dict) else {}
+    )
     value = method.get("const") if isinstance(method, dict) else None
     return value if isinstance(value, str) else None
 
 
-def _role_methods(roles: tuple[str, ...], definitions: dict[str, Any], schema: LoadedSchema) -> set[str]:
+def _role_methods(
+    roles: tuple[str, ...], definitions: dict[str, Any], schema: LoadedSchema
+) -> set[str]:
     """Methods reachable from the role definitions through anyOf and $ref."""
     prefix = f"#/{schema.definitions_key}/"
     found: set[str] = set()
@@ -99,7 +107,9 @@ def _role_methods(roles: tuple[str, ...], definitions: dict[str, Any], schema: L
     return found
 
 
-def _result_type(request: str, decls: dict[str, ir.Decl], definitions: dict[str, Any]) -> str:
+def _result_type(
+    request: str, decls: dict[str, ir.Decl], definitions: dict[str, Any]
+) -> str:
     stem = request.removesuffix("Request")
     response = decls.get(f"{stem}ResultResponse")
     if isinstance(response, ir.StructDecl):

@@ -72,7 +72,9 @@ def apply_patches(document: Any, patches: tuple[Patch, ...], revision: str) -> A
 
 def _resolve_parent(document: Any, pointer: str, revision: str) -> tuple[Any, Any]:
     if not pointer.startswith("/"):
-        raise OverrideError("a pointer must start with '/'", revision=revision, pointer=pointer)
+        raise OverrideError(
+            "a pointer must start with '/'", revision=revision, pointer=pointer
+        )
     parts = [p.replace("~1", "/").replace("~0", "~") for p in pointer[1:].split("/")]
     node = document
     try:
@@ -82,6 +84,8 @@ def _resolve_parent(document: Any, pointer: str, revision: str) -> tuple[Any, An
         node[last]  # noqa: B018 - the lookup checks that the target exists
     except (KeyError, IndexError, ValueError, TypeError) as exc:
         raise OverrideError(
-            "the pointer does not resolve in the schema", revision=revision, pointer=pointer
+            "the pointer does not resolve in the schema",
+            revision=revision,
+            pointer=pointer,
         ) from exc
     return node, last

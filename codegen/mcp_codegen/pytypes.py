@@ -13,9 +13,17 @@ class Imports:
 
     typing: set[str] = field(default_factory=set)
     msgspec: bool = False
+    reserved: set[str] = field(default_factory=set)
+    """Declaration names; a `typing` name equal to one is written `typing.X`."""
+    typing_module: bool = False
 
-    def sorted_typing(self) -> list[str]:
-        return sorted(self.typing)
+    def use(self, name: str) -> str:
+        """Record a use of `typing.<name>` and return how to spell it."""
+        if name in self.reserved:
+            self.typing_module = True
+            return f"typing.{name}"
+        self.typing.add(name)
+        return name
 
 
 def render(expr: ir.TypeExpr, imports: Imports) -> str:
@@ -25,12 +33,13 @@ def render(expr: ir.TypeExpr, imports: Imports) -> str:
     if isinstance(expr, ir.Primitive):
         return _primitive(expr, imports)
     if isinstance(expr, ir.LiteralType):
-        imports.typing.add("Literal")
-        return "Literal[" + ", ".join(repr(v) for v in expr.values) + "]"
+        return (
+            imports.use("Literal") + "[" + ", ".join(repr(v) for v in expr.values) + "]"
+        )
     if isinstance(expr, ir.ArrayOf):
         inner = f"list[{render(expr.items, imports)}]"
         bounds = _meta(imports, min_length=expr.min_items, max_length=expr.max_items)
-        return f"Annotated[{inner}, {bounds}]" if bounds else inner
+        return f"{imports.use('Annotated')}[{inner}, {bounds}]" if bounds else inner
     if isinstance(expr, ir.MapOf):
         return f"dict[str, {render(expr.values, imports)}]"
     parts: list[str] = []
@@ -43,8 +52,7 @@ def render(expr: ir.TypeExpr, imports: Imports) -> str:
 
 def _primitive(expr: ir.Primitive, imports: Imports) -> str:
     if expr.name == "any":
-        imports.typing.add("Any")
-        return "Any"
+        return imports.use("Any")
     if expr.name == "null":
         return "None"
     if expr.name in ("str", "bool"):
@@ -54,14 +62,14 @@ def _primitive(expr: ir.Primitive, imports: Imports) -> str:
     names = ["int"] if expr.name == "int" else ["int", "float"]
     if not bounds:
         return " | ".join(names)
-    return " | ".join(f"Annotated[{name}, {bounds}]" for name in names)
+    annotated = imports.use("Annotated")
+    return " | ".join(f"{annotated}[{name}, {bounds}]" for name in names)
 
 
 def _meta(imports: Imports, **constraints: int | float | None) -> str:
     given = {k: v for k, v in constraints.items() if v is not None}
     if not given:
         return ""
-    imports.typing.add("Annotated")
     imports.msgspec = True
     return "msgspec.Meta(" + ", ".join(f"{k}={v!r}" for k, v in given.items()) + ")"
 

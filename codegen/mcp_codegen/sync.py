@@ -83,7 +83,9 @@ def _fetch(rev: PinnedRevision, source_dir: Path | None) -> tuple[bytes, str]:
         try:
             return path.read_bytes(), str(path)
         except OSError as exc:
-            raise SchemaLoadError(f"cannot read {path}: {exc}", revision=rev.name) from exc
+            raise SchemaLoadError(
+                f"cannot read {path}: {exc}", revision=rev.name
+            ) from exc
     try:
         with urllib.request.urlopen(rev.url, timeout=30) as response:
             return response.read(), rev.url

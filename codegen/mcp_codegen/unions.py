@@ -15,7 +15,9 @@ import msgspec
 from . import ir
 from .errors import UnsupportedSchemaError
 
-Kind = Literal["struct", "custom", "map", "array", "str", "int", "number", "bool", "null", "any"]
+Kind = Literal[
+    "struct", "custom", "map", "array", "str", "int", "number", "bool", "null", "any"
+]
 
 # When several const properties could tag a union, prefer the protocol's own.
 _TAG_PREFERENCE = ("type", "method", "mode")
@@ -44,18 +46,26 @@ class _Classifier:
         pointer, members, description = self.pending[name]
         if name in self.visiting:
             # A union that contains itself: only JSON-value style recursion is met.
-            return ir.AliasDecl(name=name, pointer=pointer, target=ir.UnionOf(members=members))
+            return ir.AliasDecl(
+                name=name, pointer=pointer, target=ir.UnionOf(members=members)
+            )
         self.visiting.add(name)
         flat = self.flatten(members)
         kinds = [self.kind(m) for m in flat]
         decl: ir.Decl
         if "any" in kinds:
             decl = ir.AliasDecl(
-                name=name, pointer=pointer, target=ir.Primitive(name="any"), description=description
+                name=name,
+                pointer=pointer,
+                target=ir.Primitive(name="any"),
+                description=description,
             )
         elif self.is_simple(kinds):
             decl = ir.AliasDecl(
-                name=name, pointer=pointer, target=ir.UnionOf(members=members), description=description
+                name=name,
+                pointer=pointer,
+                target=ir.UnionOf(members=members),
+                description=description,
             )
         else:
             tag = self.common_tag(flat, kinds)
@@ -126,7 +136,9 @@ class _Classifier:
             return kinds.pop()
         if isinstance(target, ir.Primitive):
             return target.name if target.name != "number" else "number"
-        raise UnsupportedSchemaError(f"cannot classify {target!r}", revision=self.revision)
+        raise UnsupportedSchemaError(
+            f"cannot classify {target!r}", revision=self.revision
+        )
 
     @staticmethod
     def is_simple(kinds: list[Kind]) -> bool:
@@ -139,7 +151,9 @@ class _Classifier:
         """A const property that tells every struct member apart, if there is one."""
         if "custom" in kinds or "map" in kinds or kinds.count("array") > 1:
             return None
-        structs = [self.resolve(m) for m, k in zip(flat, kinds, strict=True) if k == "struct"]
+        structs = [
+            self.resolve(m) for m, k in zip(flat, kinds, strict=True) if k == "struct"
+        ]
         candidates: set[str] | None = None
         for struct in structs:
             assert isinstance(struct, ir.StructDecl)
@@ -154,7 +168,9 @@ class _Classifier:
             if struct.tag_field is not None:
                 consts = {struct.tag_field}
             candidates = consts if candidates is None else candidates & consts
-        for tag in sorted(candidates or (), key=lambda t: (t not in _TAG_PREFERENCE, t)):
+        for tag in sorted(
+            candidates or (), key=lambda t: (t not in _TAG_PREFERENCE, t)
+        ):
             values = [_tag_value(s, tag) for s in structs]  # type: ignore[arg-type]
             if len(set(values)) == len(values):
                 return tag
@@ -173,14 +189,18 @@ class _Classifier:
                 tag_value=value,
             )
 
-    def by_specificity(self, members: tuple[ir.TypeExpr, ...]) -> tuple[ir.TypeExpr, ...]:
+    def by_specificity(
+        self, members: tuple[ir.TypeExpr, ...]
+    ) -> tuple[ir.TypeExpr, ...]:
         """Structs with more required, then more, properties first; others after."""
 
         def rank(item: tuple[int, ir.TypeExpr]) -> tuple[int, int, int, int]:
             index, member = item
             target = self.resolve(member)
             if isinstance(target, ir.StructDecl):
-                required = sum(f.required for f in target.fields) + (target.tag_field is not None)
+                required = sum(f.required for f in target.fields) + (
+                    target.tag_field is not None
+                )
                 total = len(target.fields) + (target.tag_field is not None)
                 return (0, -required, -total, index)
             return (1, 0, 0, index)
