@@ -20,11 +20,13 @@ import sys
 import types
 import typing
 import weakref
-from collections.abc import Callable
 from typing import Any, TypeVar
 
 import msgspec
 from msgspec import UNSET, UnsetType, ValidationError
+
+if typing.TYPE_CHECKING:
+    from collections.abc import Callable
 
 __all__ = [
     "UNSET",
@@ -48,13 +50,14 @@ _EXTRA_ATTR = "_mcp_extra"
 _UNKNOWN_FIELD = "Object contains unknown field"
 
 
-class OpenStruct(
-    msgspec.Struct, kw_only=True, forbid_unknown_fields=True, dict=True, weakref=True
-):
-    """Base of generated objects that keep properties the schema does not name."""
+class OpenStruct(msgspec.Struct, forbid_unknown_fields=True, dict=True, weakref=True):
+    """Base of generated objects that keep properties the schema does not name.
+
+    Subclasses declare `kw_only=True` themselves: msgspec does not inherit it.
+    """
 
 
-class ClosedStruct(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
+class ClosedStruct(msgspec.Struct, forbid_unknown_fields=True):
     """Base of generated objects whose schema forbids other properties."""
 
 
@@ -77,9 +80,7 @@ class _Marker(metaclass=_MarkerType):
         """The member types, resolved in the declaring module on first use."""
         if cls._resolved is None:
             namespace = vars(sys.modules[cls.__mcp_module__])
-            cls._resolved = tuple(
-                eval(m, namespace) for m in cls.__mcp_members__
-            )  # noqa: S307
+            cls._resolved = tuple(eval(m, namespace) for m in cls.__mcp_members__)
         return cls._resolved
 
     @classmethod
@@ -216,7 +217,7 @@ def with_extra(obj: OpenStruct, properties: dict[str, Any]) -> OpenStruct:
 
 
 class _LiveExtras:
-    """Counts live objects carrying unknown keys, so `encode` can skip looking for them."""
+    """Counts live objects carrying unknown keys; at zero `encode` skips the search."""
 
     count = 0
 
@@ -255,10 +256,10 @@ def _with_extras(obj: Any) -> Any:
                 out.setdefault(key, value)
         return out
     if isinstance(obj, (list, tuple)):
-        items: list[Any] | tuple[Any, ...] = typing.cast(Any, obj)
+        items: list[Any] | tuple[Any, ...] = typing.cast("Any", obj)
         return [_with_extras(item) for item in items]
     if isinstance(obj, dict):
-        mapping: dict[str, Any] = typing.cast(Any, obj)
+        mapping: dict[str, Any] = typing.cast("Any", obj)
         return {key: _with_extras(value) for key, value in mapping.items()}
     return obj
 
@@ -287,14 +288,14 @@ def _convert_parts(obj: Any, tp: Any, allow_extra: bool) -> Any:
         return _convert_union(obj, typing.get_args(tp), allow_extra)
     if origin is list and isinstance(obj, list):
         (item_type,) = typing.get_args(tp)
-        items: list[Any] | tuple[Any, ...] = typing.cast(Any, obj)
+        items: list[Any] | tuple[Any, ...] = typing.cast("Any", obj)
         return [
             _at(f"[{index}]", _convert, item, item_type, allow_extra)
             for index, item in enumerate(items)
         ]
     if origin is dict and isinstance(obj, dict):
         _, value_type = typing.get_args(tp)
-        mapping: dict[str, Any] = typing.cast(Any, obj)
+        mapping: dict[str, Any] = typing.cast("Any", obj)
         return {
             key: _at("[...]", _convert, value, value_type, allow_extra)
             for key, value in mapping.items()
@@ -306,10 +307,10 @@ def _convert_parts(obj: Any, tp: Any, allow_extra: bool) -> Any:
         and issubclass(tp, msgspec.Struct)
         and isinstance(obj, dict)
     ):
-        fields: dict[str, Any] = typing.cast(Any, obj)
-        struct: type[msgspec.Struct] = typing.cast(Any, tp)
+        fields: dict[str, Any] = typing.cast("Any", obj)
+        struct: type[msgspec.Struct] = typing.cast("Any", tp)
         return _convert_struct(fields, struct, allow_extra)
-    target: Any = tp
+    target: Any = typing.cast("Any", tp)
     return msgspec.convert(obj, target, dec_hook=_dec_hook)
 
 

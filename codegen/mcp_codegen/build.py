@@ -2,16 +2,18 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import msgspec
 
 from . import ir
 from .errors import NameCollisionError, UnsupportedSchemaError
-from .load import LoadedSchema
+from .methods import extract_methods
 from .naming import field_name, inline_type_name
 from .unions import classify_unions
-from .methods import extract_methods
+
+if TYPE_CHECKING:
+    from .load import LoadedSchema
 
 # Keywords that only annotate a schema: they never change what it accepts
 # (jsonschema does not assert `format` by default, and neither do we).
@@ -103,7 +105,8 @@ class Builder:
             py_name = field_name(wire)
             if py_name in seen:
                 raise NameCollisionError(
-                    f"properties {seen[py_name]!r} and {wire!r} both map to {py_name!r}",
+                    f"properties {seen[py_name]!r} and {wire!r} both map to "
+                    f"{py_name!r}",
                     revision=self.schema.revision,
                     pointer=prop_pointer,
                 )
@@ -236,9 +239,7 @@ class Builder:
                 raise self.unsupported(
                     "allOf of something other than objects", part_pointer
                 )
-            merged = _merge_objects(
-                merged, part, lambda msg: self.unsupported(msg, part_pointer)
-            )
+            merged = _merge_objects(merged, part, self.unsupported, part_pointer)
         return merged
 
     def _check_keywords(
@@ -292,7 +293,9 @@ def _escape(token: str) -> str:
     return token.replace("~", "~0").replace("/", "~1")
 
 
-def _merge_objects(a: dict[str, Any], b: dict[str, Any], error: Any) -> dict[str, Any]:
+def _merge_objects(
+    a: dict[str, Any], b: dict[str, Any], error: Any, pointer: str
+) -> dict[str, Any]:
     """The intersection of two object schemas, where one side refines the other."""
     merged = {
         **a,
@@ -301,7 +304,9 @@ def _merge_objects(a: dict[str, Any], b: dict[str, Any], error: Any) -> dict[str
     properties = dict(a.get("properties", {}))
     for name, schema in b.get("properties", {}).items():
         properties[name] = (
-            _narrower(properties[name], schema, error) if name in properties else schema
+            _narrower(properties[name], schema, error, pointer)
+            if name in properties
+            else schema
         )
     merged["type"] = "object"
     merged["properties"] = properties
@@ -309,7 +314,7 @@ def _merge_objects(a: dict[str, Any], b: dict[str, Any], error: Any) -> dict[str
     return merged
 
 
-def _narrower(a: Any, b: Any, error: Any) -> Any:
+def _narrower(a: Any, b: Any, error: Any, pointer: str) -> Any:
     """Of two property schemas, the one that refines the other."""
     core_a = {k: v for k, v in a.items() if k not in ANNOTATIONS}
     core_b = {k: v for k, v in b.items() if k not in ANNOTATIONS}
@@ -317,7 +322,7 @@ def _narrower(a: Any, b: Any, error: Any) -> Any:
         return b
     if core_b.items() <= core_a.items():
         return a
-    raise error(f"allOf parts disagree on a property: {core_a} vs {core_b}")
+    raise error(f"allOf parts disagree on a property: {core_a} vs {core_b}", pointer)
 
 
 def mark_recursive(decls: dict[str, ir.Decl]) -> dict[str, ir.Decl]:

@@ -48,7 +48,8 @@ def schema() -> None:
     "--from",
     "source",
     type=click.Path(exists=True, file_okay=False, path_type=Path),
-    help=f"Local folder laid out as <rev>/schema.json (default: ${SOURCE_ENV}, else upstream).",
+    help="Local folder laid out as <rev>/schema.json "
+    f"(default: ${SOURCE_ENV}, else upstream).",
 )
 @click.option(
     "--accept-new-hash", is_flag=True, help="Record the hash of a changed schema."
@@ -104,7 +105,8 @@ def check(schema_dir: Path, out: Path) -> None:
             click.echo(difference.diff, nl=False)
         if differences:
             click.echo(
-                f"{len(differences)} generated file(s) out of date; run `mcp-codegen generate`",
+                f"{len(differences)} generated file(s) out of date; "
+                "run `mcp-codegen generate`",
                 err=True,
             )
             sys.exit(1)

@@ -183,9 +183,9 @@ def _struct_view(decl: ir.StructDecl, imports: Imports) -> dict[str, Any]:
                 "doc": f.description,
             }
         )
-    config = ""
+    config = ", kw_only=True"
     if decl.tag_field is not None:
-        config = f", tag_field={decl.tag_field!r}, tag={decl.tag_value!r}"
+        config += f", tag_field={decl.tag_field!r}, tag={decl.tag_value!r}"
     return {
         "name": decl.name,
         "base": "OpenStruct" if decl.open else "ClosedStruct",

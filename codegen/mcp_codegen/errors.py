@@ -1,8 +1,8 @@
 """Errors raised by the generator.
 
     CodegenError
-    ├── SchemaLoadError        the schema file is missing, malformed or has the wrong hash
-    ├── UnsupportedSchemaError the schema uses a construct the generator cannot map exactly
+    ├── SchemaLoadError        the schema is missing, malformed or has the wrong hash
+    ├── UnsupportedSchemaError a construct the generator cannot map exactly
     ├── NameCollisionError     two schema names map to one Python name
     └── OverrideError          an override does not apply to the schema it names
 

@@ -4,11 +4,15 @@ from __future__ import annotations
 
 import difflib
 from dataclasses import dataclass
-from pathlib import Path
+from typing import TYPE_CHECKING
 
 from .emit import PACKAGE, render_package
-from .manifest import Manifest
 from .pipeline import load_revision
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from .manifest import Manifest
 
 
 @dataclass(frozen=True)

@@ -1,18 +1,21 @@
-"""Load a synced schema: check its pin, parse it, validate it against its meta-schema."""
+"""Load a synced schema: check its pin, parse it, validate it against its dialect."""
 
 from __future__ import annotations
 
 import hashlib
 import json
 from dataclasses import dataclass
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import jsonschema
 
 from .errors import SchemaLoadError
-from .manifest import PinnedRevision
 from .sync import schema_path
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from .manifest import PinnedRevision
 
 DEFINITION_KEYS = ("$defs", "definitions")
 

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import tomllib
 from dataclasses import dataclass, replace
-from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from .errors import SchemaLoadError
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 MANIFEST_NAME = "manifest.toml"
 

@@ -9,12 +9,14 @@ definition, else `EmptyResult`.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from . import ir
 from .errors import UnsupportedSchemaError
-from .load import LoadedSchema
 from .naming import method_name
+
+if TYPE_CHECKING:
+    from .load import LoadedSchema
 
 CLIENT_ROLES = ("ClientRequest", "ClientNotification")
 SERVER_ROLES = ("ServerRequest", "ServerNotification", "InputRequest")

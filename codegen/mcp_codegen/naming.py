@@ -33,12 +33,18 @@ def field_name(wire_name: str) -> str:
 
 
 def method_name(method: str) -> str:
-    """`tools/call` -> `tools_call`, `sampling/createMessage` -> `sampling_create_message`."""
+    """`tools/call` -> `tools_call`; camelCase parts are split.
+
+    Separators become underscores and camelCase becomes snake_case.
+    """
     return "_".join(snake_case(part) for part in re.split(r"[/.\-]", method) if part)
 
 
 def method_constant(method: str, *, notification: bool) -> str:
-    """`tools/call` -> `METHOD_TOOLS_CALL`; notifications drop their `notifications/` prefix."""
+    """`tools/call` -> `METHOD_TOOLS_CALL`.
+
+    Notifications drop their `notifications/` prefix and start with `NOTIFICATION_`.
+    """
     stem = method.removeprefix("notifications/") if notification else method
     prefix = "NOTIFICATION_" if notification else "METHOD_"
     return prefix + method_name(stem).upper()

@@ -1,10 +1,10 @@
 """Per-revision overrides: data patches applied to the schema before the IR is built.
 
 `schema/overrides/<rev>.toml` holds `[[patch]]` entries, each with a JSON
-`pointer` into the schema document, the `expected` value found there today,
-the new `value`, and a `reason` (with an upstream link where there is one).
-A patch whose `expected` value no longer matches is an error, so a schema
-change never silently voids an override.
+`pointer` into the schema document, the `expected` value found there today
+(leave it out to add a member that must not exist yet), the new `value`, and
+a `reason`. A patch whose `expected` value no longer matches is an error, so
+a schema change never silently voids an override.
 """
 
 from __future__ import annotations
@@ -12,17 +12,22 @@ from __future__ import annotations
 import copy
 import tomllib
 from dataclasses import dataclass
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .errors import OverrideError
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 OVERRIDES_DIR = "overrides"
 
 
+_ABSENT: Any = object()
+
+
 @dataclass(frozen=True)
 class Patch:
-    """Replace the value at `pointer` (which must equal `expected`) by `value`."""
+    """Set `pointer` to `value`; it must hold `expected` now (or be absent)."""
 
     pointer: str
     expected: Any
@@ -42,7 +47,12 @@ def load_patches(schema_dir: Path, revision: str) -> tuple[Patch, ...]:
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
         return tuple(
-            Patch(entry["pointer"], entry["expected"], entry["value"], entry["reason"])
+            Patch(
+                entry["pointer"],
+                entry.get("expected", _ABSENT),
+                entry["value"],
+                entry["reason"],
+            )
             for entry in data.get("patch", [])
         )
     except (tomllib.TOMLDecodeError, KeyError, TypeError) as exc:
@@ -58,10 +68,13 @@ def apply_patches(document: Any, patches: tuple[Patch, ...], revision: str) -> A
     result = copy.deepcopy(document)
     for patch in patches:
         parent, key = _resolve_parent(result, patch.pointer, revision)
-        current = parent[key]
-        if current != patch.expected:
+        present = key < len(parent) if isinstance(parent, list) else key in parent
+        current = parent[key] if present else _ABSENT
+        if current is not patch.expected and current != patch.expected:
+            wanted = "nothing" if patch.expected is _ABSENT else repr(patch.expected)
+            found = "nothing" if current is _ABSENT else repr(current)
             raise OverrideError(
-                f"override expects {patch.expected!r} but the schema has {current!r}; "
+                f"override expects {wanted} but the schema has {found}; "
                 "update or drop the override",
                 revision=revision,
                 pointer=patch.pointer,
@@ -80,8 +93,9 @@ def _resolve_parent(document: Any, pointer: str, revision: str) -> tuple[Any, An
     try:
         for part in parts[:-1]:
             node = node[int(part)] if isinstance(node, list) else node[part]
+        if not isinstance(node, (dict, list)):
+            raise TypeError(node)
         last: Any = int(parts[-1]) if isinstance(node, list) else parts[-1]
-        node[last]  # noqa: B018 - the lookup checks that the target exists
     except (KeyError, IndexError, ValueError, TypeError) as exc:
         raise OverrideError(
             "the pointer does not resolve in the schema",

@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
-from pathlib import Path
+from typing import TYPE_CHECKING
 
-from . import ir
 from .build import build_revision
 from .load import load_schema
-from .manifest import PinnedRevision
 from .overrides import apply_patches, load_patches
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from . import ir
+    from .manifest import PinnedRevision
 
 
 def load_revision(schema_dir: Path, pin: PinnedRevision) -> ir.Revision:

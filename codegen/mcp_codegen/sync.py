@@ -11,9 +11,12 @@ import os
 import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from .errors import SchemaLoadError
-from .manifest import Manifest, PinnedRevision
+
+if TYPE_CHECKING:
+    from .manifest import Manifest, PinnedRevision
 
 SOURCE_ENV = "MCP_CODEGEN_SCHEMA_SOURCE"
 """Environment variable naming a local folder laid out as `<rev>/schema.json`."""

@@ -1,4 +1,4 @@
-"""Decide how each union is decoded: inline, tagged by a const property, or structurally.
+"""Decide how each union is decoded: inline, tagged by a const, or structurally.
 
 msgspec decodes a union in one pass when it holds at most one object-like
 type and one array-like type, or when all its objects are Structs tagged by

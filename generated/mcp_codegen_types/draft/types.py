@@ -210,7 +210,7 @@ PROTOCOL_VERSION: Final = "draft"
 """The protocol version string of this revision."""
 
 
-class Annotations(OpenStruct):
+class Annotations(OpenStruct, kw_only=True):
     """Optional annotations for the client. The client can use annotations to inform
     how objects are used or displayed
     """
@@ -244,7 +244,7 @@ class Annotations(OpenStruct):
     """
 
 
-class AudioContent(OpenStruct, tag_field="type", tag="audio"):
+class AudioContent(OpenStruct, kw_only=True, tag_field="type", tag="audio"):
     """Audio provided to or from an LLM."""
 
     data: str
@@ -261,7 +261,7 @@ class AudioContent(OpenStruct, tag_field="type", tag="audio"):
     meta: MetaObject | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
 
-class BaseMetadata(OpenStruct):
+class BaseMetadata(OpenStruct, kw_only=True):
     """Base interface for metadata with name (identifier) and title (display name)
     properties.
     """
@@ -282,7 +282,7 @@ class BaseMetadata(OpenStruct):
     """
 
 
-class BlobResourceContents(OpenStruct):
+class BlobResourceContents(OpenStruct, kw_only=True):
     """The `BlobResourceContents` object of the schema."""
 
     blob: str
@@ -297,7 +297,7 @@ class BlobResourceContents(OpenStruct):
     """The MIME type of this resource, if known."""
 
 
-class BooleanSchema(OpenStruct):
+class BooleanSchema(OpenStruct, kw_only=True):
     """The `BooleanSchema` object of the schema."""
 
     type: Literal["boolean"]
@@ -309,7 +309,7 @@ class BooleanSchema(OpenStruct):
     title: str | UnsetType = UNSET
 
 
-class CacheableResult(OpenStruct):
+class CacheableResult(OpenStruct, kw_only=True):
     """A result that supports a time-to-live (TTL) hint for client-side caching."""
 
     cache_scope: Literal["private", "public"] = msgspec.field(name="cacheScope")
@@ -325,7 +325,7 @@ class CacheableResult(OpenStruct):
       different cache).
     """
 
-    result_type: str = msgspec.field(name="resultType")
+    result_type: str = msgspec.field(default="complete", name="resultType")
     """Indicates the type of the result, which allows the client to determine
     how to parse the result object.
 
@@ -349,7 +349,7 @@ class CacheableResult(OpenStruct):
     meta: ResultMetaObject | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
 
-class CallToolRequest(OpenStruct, tag_field="method", tag="tools/call"):
+class CallToolRequest(OpenStruct, kw_only=True, tag_field="method", tag="tools/call"):
     """Used by the client to invoke a tool provided by the server."""
 
     id: RequestId
@@ -359,7 +359,7 @@ class CallToolRequest(OpenStruct, tag_field="method", tag="tools/call"):
     params: CallToolRequestParams
 
 
-class CallToolRequestParams(OpenStruct):
+class CallToolRequestParams(OpenStruct, kw_only=True):
     """Parameters for a `tools/call` request."""
 
     meta: RequestMetaObject = msgspec.field(name="_meta")
@@ -377,7 +377,7 @@ class CallToolRequestParams(OpenStruct):
     request_state: str | UnsetType = msgspec.field(default=UNSET, name="requestState")
 
 
-class CallToolResult(OpenStruct):
+class CallToolResult(OpenStruct, kw_only=True):
     """The result returned by the server for a {@link CallToolRequesttools/call}
     request.
     """
@@ -387,7 +387,7 @@ class CallToolResult(OpenStruct):
     call.
     """
 
-    result_type: str = msgspec.field(name="resultType")
+    result_type: str = msgspec.field(default="complete", name="resultType")
     """Indicates the type of the result, which allows the client to determine
     how to parse the result object.
 
@@ -424,7 +424,7 @@ class CallToolResult(OpenStruct):
     """
 
 
-class CallToolResultResponse(OpenStruct):
+class CallToolResultResponse(OpenStruct, kw_only=True):
     """A successful response from the server for a {@link CallToolRequesttools/call}
     request.
     """
@@ -437,7 +437,7 @@ class CallToolResultResponse(OpenStruct):
 
 
 class CancelledNotification(
-    OpenStruct, tag_field="method", tag="notifications/cancelled"
+    OpenStruct, kw_only=True, tag_field="method", tag="notifications/cancelled"
 ):
     """This notification is sent by the client to indicate that it is cancelling a
     request it previously issued.
@@ -460,7 +460,7 @@ class CancelledNotification(
     params: CancelledNotificationParams
 
 
-class CancelledNotificationParams(OpenStruct):
+class CancelledNotificationParams(OpenStruct, kw_only=True):
     """Parameters for a `notifications/cancelled` notification."""
 
     request_id: RequestId = msgspec.field(name="requestId")
@@ -479,7 +479,7 @@ class CancelledNotificationParams(OpenStruct):
     """
 
 
-class ClientCapabilities(OpenStruct):
+class ClientCapabilities(OpenStruct, kw_only=True):
     """Capabilities a client may support. Known capabilities are defined here, in
     this schema, but this is not a closed set: any client can define its own,
     additional capabilities.
@@ -509,7 +509,7 @@ class ClientCapabilities(OpenStruct):
     """Present if the client supports sampling from an LLM."""
 
 
-class ClientCapabilitiesElicitation(OpenStruct):
+class ClientCapabilitiesElicitation(OpenStruct, kw_only=True):
     """Present if the client supports elicitation from the server."""
 
     form: JSONObject | UnsetType = UNSET
@@ -517,7 +517,7 @@ class ClientCapabilitiesElicitation(OpenStruct):
     url: JSONObject | UnsetType = UNSET
 
 
-class ClientCapabilitiesSampling(OpenStruct):
+class ClientCapabilitiesSampling(OpenStruct, kw_only=True):
     """Present if the client supports sampling from an LLM."""
 
     context: JSONObject | UnsetType = UNSET
@@ -530,7 +530,7 @@ class ClientCapabilitiesSampling(OpenStruct):
     """Whether the client supports tool use via `tools` and `toolChoice` parameters."""
 
 
-class ClientNotification(OpenStruct):
+class ClientNotification(OpenStruct, kw_only=True):
     """This notification is sent by the client to indicate that it is cancelling a
     request it previously issued.
 
@@ -554,7 +554,9 @@ class ClientNotification(OpenStruct):
     params: CancelledNotificationParams
 
 
-class CompleteRequest(OpenStruct, tag_field="method", tag="completion/complete"):
+class CompleteRequest(
+    OpenStruct, kw_only=True, tag_field="method", tag="completion/complete"
+):
     """A request from the client to the server, to ask for completion options."""
 
     id: RequestId
@@ -564,7 +566,7 @@ class CompleteRequest(OpenStruct, tag_field="method", tag="completion/complete")
     params: CompleteRequestParams
 
 
-class CompleteRequestParams(OpenStruct):
+class CompleteRequestParams(OpenStruct, kw_only=True):
     """Parameters for a `completion/complete` request."""
 
     argument: CompleteRequestParamsArgument
@@ -578,7 +580,7 @@ class CompleteRequestParams(OpenStruct):
     """Additional, optional context for completions"""
 
 
-class CompleteRequestParamsArgument(OpenStruct):
+class CompleteRequestParamsArgument(OpenStruct, kw_only=True):
     """The argument's information"""
 
     name: str
@@ -588,21 +590,21 @@ class CompleteRequestParamsArgument(OpenStruct):
     """The value of the argument to use for completion matching."""
 
 
-class CompleteRequestParamsContext(OpenStruct):
+class CompleteRequestParamsContext(OpenStruct, kw_only=True):
     """Additional, optional context for completions"""
 
     arguments: dict[str, str] | UnsetType = UNSET
     """Previously-resolved variables in a URI template or prompt."""
 
 
-class CompleteResult(OpenStruct):
+class CompleteResult(OpenStruct, kw_only=True):
     """The result returned by the server for a {@link
     CompleteRequestcompletion/complete} request.
     """
 
     completion: CompleteResultCompletion
 
-    result_type: str = msgspec.field(name="resultType")
+    result_type: str = msgspec.field(default="complete", name="resultType")
     """Indicates the type of the result, which allows the client to determine
     how to parse the result object.
 
@@ -615,7 +617,7 @@ class CompleteResult(OpenStruct):
     meta: ResultMetaObject | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
 
-class CompleteResultCompletion(OpenStruct):
+class CompleteResultCompletion(OpenStruct, kw_only=True):
     """The `CompleteResultCompletion` object of the schema."""
 
     values: Annotated[list[str], msgspec.Meta(max_length=100)]
@@ -632,7 +634,7 @@ class CompleteResultCompletion(OpenStruct):
     """
 
 
-class CompleteResultResponse(OpenStruct):
+class CompleteResultResponse(OpenStruct, kw_only=True):
     """A successful response from the server for a {@link
     CompleteRequestcompletion/complete} request.
     """
@@ -645,7 +647,7 @@ class CompleteResultResponse(OpenStruct):
 
 
 class CreateMessageRequest(
-    OpenStruct, tag_field="method", tag="sampling/createMessage"
+    OpenStruct, kw_only=True, tag_field="method", tag="sampling/createMessage"
 ):
     """A request from the server to sample an LLM via the client. The client has full
     discretion over which model to select. The client should also inform the user
@@ -656,7 +658,7 @@ class CreateMessageRequest(
     params: CreateMessageRequestParams
 
 
-class CreateMessageRequestParams(OpenStruct):
+class CreateMessageRequestParams(OpenStruct, kw_only=True):
     """Parameters for a `sampling/createMessage` request."""
 
     max_tokens: int = msgspec.field(name="maxTokens")
@@ -721,7 +723,7 @@ class CreateMessageRequestParams(OpenStruct):
     """
 
 
-class CreateMessageResult(OpenStruct):
+class CreateMessageResult(OpenStruct, kw_only=True):
     """The result returned by the client for a {@link
     CreateMessageRequestsampling/createMessage} request.
     The client should inform the user before returning the sampled message, to
@@ -752,7 +754,9 @@ class CreateMessageResult(OpenStruct):
     """
 
 
-class DiscoverRequest(OpenStruct, tag_field="method", tag="server/discover"):
+class DiscoverRequest(
+    OpenStruct, kw_only=True, tag_field="method", tag="server/discover"
+):
     """A request from the client asking the server to advertise its supported
     protocol versions, capabilities, and other metadata. Servers **MUST**
     implement `server/discover`. Clients **MAY** call it but are not required
@@ -766,7 +770,7 @@ class DiscoverRequest(OpenStruct, tag_field="method", tag="server/discover"):
     params: RequestParams
 
 
-class DiscoverResult(OpenStruct):
+class DiscoverResult(OpenStruct, kw_only=True):
     """The result returned by the server for a {@link DiscoverRequestserver/discover}
     request.
     """
@@ -787,7 +791,7 @@ class DiscoverResult(OpenStruct):
     capabilities: ServerCapabilities
     """The capabilities of the server."""
 
-    result_type: str = msgspec.field(name="resultType")
+    result_type: str = msgspec.field(default="complete", name="resultType")
     """Indicates the type of the result, which allows the client to determine
     how to parse the result object.
 
@@ -825,7 +829,7 @@ class DiscoverResult(OpenStruct):
     meta: ResultMetaObject | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
 
-class DiscoverResultResponse(OpenStruct):
+class DiscoverResultResponse(OpenStruct, kw_only=True):
     """A successful response from the server for a {@link
     DiscoverRequestserver/discover} request.
     """
@@ -837,7 +841,9 @@ class DiscoverResultResponse(OpenStruct):
     result: DiscoverResult
 
 
-class ElicitRequest(OpenStruct, tag_field="method", tag="elicitation/create"):
+class ElicitRequest(
+    OpenStruct, kw_only=True, tag_field="method", tag="elicitation/create"
+):
     """A request from the server to elicit additional information from the user via
     the client.
     """
@@ -845,7 +851,7 @@ class ElicitRequest(OpenStruct, tag_field="method", tag="elicitation/create"):
     params: ElicitRequestParams
 
 
-class ElicitRequestFormParams(OpenStruct):
+class ElicitRequestFormParams(OpenStruct, kw_only=True):
     """The parameters for a request to elicit non-sensitive information from the user
     via a form in the client.
     """
@@ -866,7 +872,7 @@ class ElicitRequestFormParams(OpenStruct):
     """The elicitation mode."""
 
 
-class ElicitRequestFormParamsRequestedSchema(OpenStruct):
+class ElicitRequestFormParamsRequestedSchema(OpenStruct, kw_only=True):
     """A restricted subset of JSON Schema.
     Only top-level properties are allowed, without nesting.
     """
@@ -880,7 +886,7 @@ class ElicitRequestFormParamsRequestedSchema(OpenStruct):
     schema: str | UnsetType = msgspec.field(default=UNSET, name="$schema")
 
 
-class ElicitRequestURLParams(OpenStruct):
+class ElicitRequestURLParams(OpenStruct, kw_only=True):
     """The parameters for a request to elicit information from the user via a URL in
     the client.
     """
@@ -895,7 +901,7 @@ class ElicitRequestURLParams(OpenStruct):
     """The URL that the user should navigate to."""
 
 
-class ElicitResult(OpenStruct):
+class ElicitResult(OpenStruct, kw_only=True):
     """The result returned by the client for an {@link
     ElicitRequestelicitation/create} request.
     """
@@ -915,7 +921,7 @@ class ElicitResult(OpenStruct):
     """
 
 
-class EmbeddedResource(OpenStruct, tag_field="type", tag="resource"):
+class EmbeddedResource(OpenStruct, kw_only=True, tag_field="type", tag="resource"):
     """The contents of a resource, embedded into a prompt or tool call result.
 
     It is up to the client how best to render embedded resources for the benefit
@@ -930,7 +936,7 @@ class EmbeddedResource(OpenStruct, tag_field="type", tag="resource"):
     meta: MetaObject | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
 
-class Error(OpenStruct):
+class Error(OpenStruct, kw_only=True):
     """The `Error` object of the schema."""
 
     code: int
@@ -947,7 +953,7 @@ class Error(OpenStruct):
     """
 
 
-class GetPromptRequest(OpenStruct, tag_field="method", tag="prompts/get"):
+class GetPromptRequest(OpenStruct, kw_only=True, tag_field="method", tag="prompts/get"):
     """Used by the client to get a prompt provided by the server."""
 
     id: RequestId
@@ -957,7 +963,7 @@ class GetPromptRequest(OpenStruct, tag_field="method", tag="prompts/get"):
     params: GetPromptRequestParams
 
 
-class GetPromptRequestParams(OpenStruct):
+class GetPromptRequestParams(OpenStruct, kw_only=True):
     """Parameters for a `prompts/get` request."""
 
     meta: RequestMetaObject = msgspec.field(name="_meta")
@@ -975,14 +981,14 @@ class GetPromptRequestParams(OpenStruct):
     request_state: str | UnsetType = msgspec.field(default=UNSET, name="requestState")
 
 
-class GetPromptResult(OpenStruct):
+class GetPromptResult(OpenStruct, kw_only=True):
     """The result returned by the server for a {@link GetPromptRequestprompts/get}
     request.
     """
 
     messages: list[PromptMessage]
 
-    result_type: str = msgspec.field(name="resultType")
+    result_type: str = msgspec.field(default="complete", name="resultType")
     """Indicates the type of the result, which allows the client to determine
     how to parse the result object.
 
@@ -998,7 +1004,7 @@ class GetPromptResult(OpenStruct):
     meta: ResultMetaObject | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
 
-class GetPromptResultResponse(OpenStruct):
+class GetPromptResultResponse(OpenStruct, kw_only=True):
     """A successful response from the server for a {@link
     GetPromptRequestprompts/get} request.
     """
@@ -1010,7 +1016,7 @@ class GetPromptResultResponse(OpenStruct):
     result: GetPromptResultResponseResult
 
 
-class HeaderMismatchError(OpenStruct):
+class HeaderMismatchError(OpenStruct, kw_only=True):
     """Returned when a server rejects a request because the values in the HTTP
     headers do not match the corresponding values in the request body, or
     because required headers are missing or malformed. For HTTP, the response
@@ -1024,7 +1030,7 @@ class HeaderMismatchError(OpenStruct):
     id: RequestId | UnsetType = UNSET
 
 
-class HeaderMismatchErrorError(OpenStruct):
+class HeaderMismatchErrorError(OpenStruct, kw_only=True):
     """The `HeaderMismatchErrorError` object of the schema."""
 
     code: Literal[-32020]
@@ -1040,7 +1046,7 @@ class HeaderMismatchErrorError(OpenStruct):
     """
 
 
-class Icon(OpenStruct):
+class Icon(OpenStruct, kw_only=True):
     """An optionally-sized icon that can be displayed in a user interface."""
 
     src: str
@@ -1080,7 +1086,7 @@ class Icon(OpenStruct):
     """
 
 
-class Icons(OpenStruct):
+class Icons(OpenStruct, kw_only=True):
     """Base interface to add `icons` property."""
 
     icons: list[Icon] | UnsetType = UNSET
@@ -1097,7 +1103,7 @@ class Icons(OpenStruct):
     """
 
 
-class ImageContent(OpenStruct, tag_field="type", tag="image"):
+class ImageContent(OpenStruct, kw_only=True, tag_field="type", tag="image"):
     """An image provided to or from an LLM."""
 
     data: str
@@ -1114,7 +1120,7 @@ class ImageContent(OpenStruct, tag_field="type", tag="image"):
     meta: MetaObject | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
 
-class Implementation(OpenStruct):
+class Implementation(OpenStruct, kw_only=True):
     """Describes the MCP implementation."""
 
     name: str
@@ -1160,7 +1166,7 @@ class Implementation(OpenStruct):
     """An optional URL of the website for this implementation."""
 
 
-class InputRequiredResult(OpenStruct):
+class InputRequiredResult(OpenStruct, kw_only=True):
     """An InputRequiredResult sent by the server to indicate that additional input is
     needed
     before the request can be completed.
@@ -1187,7 +1193,7 @@ class InputRequiredResult(OpenStruct):
     request_state: str | UnsetType = msgspec.field(default=UNSET, name="requestState")
 
 
-class InputResponseRequestParams(OpenStruct):
+class InputResponseRequestParams(OpenStruct, kw_only=True):
     """The `InputResponseRequestParams` object of the schema."""
 
     meta: RequestMetaObject = msgspec.field(name="_meta")
@@ -1199,7 +1205,7 @@ class InputResponseRequestParams(OpenStruct):
     request_state: str | UnsetType = msgspec.field(default=UNSET, name="requestState")
 
 
-class InternalError(OpenStruct):
+class InternalError(OpenStruct, kw_only=True):
     """A JSON-RPC error indicating that an internal error occurred on the receiver.
     This error is returned when the receiver encounters an unexpected condition
     that prevents it from fulfilling the request.
@@ -1219,7 +1225,7 @@ class InternalError(OpenStruct):
     """
 
 
-class InvalidParamsError(OpenStruct):
+class InvalidParamsError(OpenStruct, kw_only=True):
     """A JSON-RPC error indicating that the method parameters are invalid or
     malformed.
 
@@ -1249,7 +1255,7 @@ class InvalidParamsError(OpenStruct):
     """
 
 
-class InvalidRequestError(OpenStruct):
+class InvalidRequestError(OpenStruct, kw_only=True):
     """A JSON-RPC error indicating that the request is not a valid request object.
     This error is returned when the message structure does not conform to the
     JSON-RPC 2.0 specification requirements for a request (e.g., missing required
@@ -1270,7 +1276,7 @@ class InvalidRequestError(OpenStruct):
     """
 
 
-class JSONRPCErrorResponse(OpenStruct):
+class JSONRPCErrorResponse(OpenStruct, kw_only=True):
     """A response to a request that indicates an error occurred."""
 
     error: Error
@@ -1280,7 +1286,7 @@ class JSONRPCErrorResponse(OpenStruct):
     id: RequestId | UnsetType = UNSET
 
 
-class JSONRPCNotification(OpenStruct):
+class JSONRPCNotification(OpenStruct, kw_only=True):
     """A notification which does not expect a response."""
 
     jsonrpc: Literal["2.0"]
@@ -1290,7 +1296,7 @@ class JSONRPCNotification(OpenStruct):
     params: dict[str, Any] | UnsetType = UNSET
 
 
-class JSONRPCRequest(OpenStruct):
+class JSONRPCRequest(OpenStruct, kw_only=True):
     """A request that expects a response."""
 
     id: RequestId
@@ -1302,7 +1308,7 @@ class JSONRPCRequest(OpenStruct):
     params: dict[str, Any] | UnsetType = UNSET
 
 
-class JSONRPCResultResponse(OpenStruct):
+class JSONRPCResultResponse(OpenStruct, kw_only=True):
     """A successful (non-error) response to a request."""
 
     id: RequestId
@@ -1312,7 +1318,7 @@ class JSONRPCResultResponse(OpenStruct):
     result: Result
 
 
-class LegacyTitledEnumSchema(OpenStruct):
+class LegacyTitledEnumSchema(OpenStruct, kw_only=True):
     """Use {@link TitledSingleSelectEnumSchema} instead.
     This interface will be removed in a future version.
     """
@@ -1333,7 +1339,9 @@ class LegacyTitledEnumSchema(OpenStruct):
     title: str | UnsetType = UNSET
 
 
-class ListPromptsRequest(OpenStruct, tag_field="method", tag="prompts/list"):
+class ListPromptsRequest(
+    OpenStruct, kw_only=True, tag_field="method", tag="prompts/list"
+):
     """Sent from the client to request a list of prompts and prompt templates the
     server has.
     """
@@ -1345,7 +1353,7 @@ class ListPromptsRequest(OpenStruct, tag_field="method", tag="prompts/list"):
     params: PaginatedRequestParams
 
 
-class ListPromptsResult(OpenStruct):
+class ListPromptsResult(OpenStruct, kw_only=True):
     """The result returned by the server for a {@link ListPromptsRequestprompts/list}
     request.
     """
@@ -1365,7 +1373,7 @@ class ListPromptsResult(OpenStruct):
 
     prompts: list[Prompt]
 
-    result_type: str = msgspec.field(name="resultType")
+    result_type: str = msgspec.field(default="complete", name="resultType")
     """Indicates the type of the result, which allows the client to determine
     how to parse the result object.
 
@@ -1395,7 +1403,7 @@ class ListPromptsResult(OpenStruct):
     """
 
 
-class ListPromptsResultResponse(OpenStruct):
+class ListPromptsResultResponse(OpenStruct, kw_only=True):
     """A successful response from the server for a {@link
     ListPromptsRequestprompts/list} request.
     """
@@ -1408,7 +1416,7 @@ class ListPromptsResultResponse(OpenStruct):
 
 
 class ListResourceTemplatesRequest(
-    OpenStruct, tag_field="method", tag="resources/templates/list"
+    OpenStruct, kw_only=True, tag_field="method", tag="resources/templates/list"
 ):
     """Sent from the client to request a list of resource templates the server has."""
 
@@ -1419,7 +1427,7 @@ class ListResourceTemplatesRequest(
     params: PaginatedRequestParams
 
 
-class ListResourceTemplatesResult(OpenStruct):
+class ListResourceTemplatesResult(OpenStruct, kw_only=True):
     """The result returned by the server for a {@link
     ListResourceTemplatesRequestresources/templates/list} request.
     """
@@ -1439,7 +1447,7 @@ class ListResourceTemplatesResult(OpenStruct):
 
     resource_templates: list[ResourceTemplate] = msgspec.field(name="resourceTemplates")
 
-    result_type: str = msgspec.field(name="resultType")
+    result_type: str = msgspec.field(default="complete", name="resultType")
     """Indicates the type of the result, which allows the client to determine
     how to parse the result object.
 
@@ -1469,7 +1477,7 @@ class ListResourceTemplatesResult(OpenStruct):
     """
 
 
-class ListResourceTemplatesResultResponse(OpenStruct):
+class ListResourceTemplatesResultResponse(OpenStruct, kw_only=True):
     """A successful response from the server for a {@link
     ListResourceTemplatesRequestresources/templates/list} request.
     """
@@ -1481,7 +1489,9 @@ class ListResourceTemplatesResultResponse(OpenStruct):
     result: ListResourceTemplatesResult
 
 
-class ListResourcesRequest(OpenStruct, tag_field="method", tag="resources/list"):
+class ListResourcesRequest(
+    OpenStruct, kw_only=True, tag_field="method", tag="resources/list"
+):
     """Sent from the client to request a list of resources the server has."""
 
     id: RequestId
@@ -1491,7 +1501,7 @@ class ListResourcesRequest(OpenStruct, tag_field="method", tag="resources/list")
     params: PaginatedRequestParams
 
 
-class ListResourcesResult(OpenStruct):
+class ListResourcesResult(OpenStruct, kw_only=True):
     """The result returned by the server for a {@link
     ListResourcesRequestresources/list} request.
     """
@@ -1511,7 +1521,7 @@ class ListResourcesResult(OpenStruct):
 
     resources: list[Resource]
 
-    result_type: str = msgspec.field(name="resultType")
+    result_type: str = msgspec.field(default="complete", name="resultType")
     """Indicates the type of the result, which allows the client to determine
     how to parse the result object.
 
@@ -1541,7 +1551,7 @@ class ListResourcesResult(OpenStruct):
     """
 
 
-class ListResourcesResultResponse(OpenStruct):
+class ListResourcesResultResponse(OpenStruct, kw_only=True):
     """A successful response from the server for a {@link
     ListResourcesRequestresources/list} request.
     """
@@ -1553,7 +1563,7 @@ class ListResourcesResultResponse(OpenStruct):
     result: ListResourcesResult
 
 
-class ListRootsRequest(OpenStruct, tag_field="method", tag="roots/list"):
+class ListRootsRequest(OpenStruct, kw_only=True, tag_field="method", tag="roots/list"):
     """Sent from the server to request a list of root URIs from the client. Roots
     allow
     servers to ask for specific directories or files to operate on. A common
@@ -1571,13 +1581,13 @@ class ListRootsRequest(OpenStruct, tag_field="method", tag="roots/list"):
     params: ListRootsRequestParams | UnsetType = UNSET
 
 
-class ListRootsRequestParams(OpenStruct):
+class ListRootsRequestParams(OpenStruct, kw_only=True):
     """The `ListRootsRequestParams` object of the schema."""
 
     meta: MetaObject | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
 
-class ListRootsResult(OpenStruct):
+class ListRootsResult(OpenStruct, kw_only=True):
     """The result returned by the client for a {@link ListRootsRequestroots/list}
     request.
     This result contains an array of {@link Root} objects, each representing a
@@ -1588,7 +1598,7 @@ class ListRootsResult(OpenStruct):
     roots: list[Root]
 
 
-class ListToolsRequest(OpenStruct, tag_field="method", tag="tools/list"):
+class ListToolsRequest(OpenStruct, kw_only=True, tag_field="method", tag="tools/list"):
     """Sent from the client to request a list of tools the server has."""
 
     id: RequestId
@@ -1598,7 +1608,7 @@ class ListToolsRequest(OpenStruct, tag_field="method", tag="tools/list"):
     params: PaginatedRequestParams
 
 
-class ListToolsResult(OpenStruct):
+class ListToolsResult(OpenStruct, kw_only=True):
     """The result returned by the server for a {@link ListToolsRequesttools/list}
     request.
     """
@@ -1616,7 +1626,7 @@ class ListToolsResult(OpenStruct):
       different cache).
     """
 
-    result_type: str = msgspec.field(name="resultType")
+    result_type: str = msgspec.field(default="complete", name="resultType")
     """Indicates the type of the result, which allows the client to determine
     how to parse the result object.
 
@@ -1648,7 +1658,7 @@ class ListToolsResult(OpenStruct):
     """
 
 
-class ListToolsResultResponse(OpenStruct):
+class ListToolsResultResponse(OpenStruct, kw_only=True):
     """A successful response from the server for a {@link ListToolsRequesttools/list}
     request.
     """
@@ -1661,7 +1671,7 @@ class ListToolsResultResponse(OpenStruct):
 
 
 class LoggingMessageNotification(
-    OpenStruct, tag_field="method", tag="notifications/message"
+    OpenStruct, kw_only=True, tag_field="method", tag="notifications/message"
 ):
     """JSONRPCNotification of a log message passed from server to client. The client
     opts in by setting `"io.modelcontextprotocol/logLevel"` in a request's
@@ -1673,7 +1683,7 @@ class LoggingMessageNotification(
     params: LoggingMessageNotificationParams
 
 
-class LoggingMessageNotificationParams(OpenStruct):
+class LoggingMessageNotificationParams(OpenStruct, kw_only=True):
     """Parameters for a `notifications/message` notification."""
 
     data: Any
@@ -1692,7 +1702,7 @@ class LoggingMessageNotificationParams(OpenStruct):
     )
 
 
-class MethodNotFoundError(OpenStruct):
+class MethodNotFoundError(OpenStruct, kw_only=True):
     """A JSON-RPC error indicating that the requested method does not exist or is not
     available.
 
@@ -1719,7 +1729,7 @@ class MethodNotFoundError(OpenStruct):
     """
 
 
-class MissingRequiredClientCapabilityError(OpenStruct):
+class MissingRequiredClientCapabilityError(OpenStruct, kw_only=True):
     """Returned when processing a request requires a capability the client did not
     declare in `clientCapabilities`. For HTTP, the response status code MUST be
     `400 Bad Request`.
@@ -1732,7 +1742,7 @@ class MissingRequiredClientCapabilityError(OpenStruct):
     id: RequestId | UnsetType = UNSET
 
 
-class MissingRequiredClientCapabilityErrorError(OpenStruct):
+class MissingRequiredClientCapabilityErrorError(OpenStruct, kw_only=True):
     """The `MissingRequiredClientCapabilityErrorError` object of the schema."""
 
     code: Literal[-32021]
@@ -1745,7 +1755,7 @@ class MissingRequiredClientCapabilityErrorError(OpenStruct):
     """
 
 
-class MissingRequiredClientCapabilityErrorErrorData(OpenStruct):
+class MissingRequiredClientCapabilityErrorErrorData(OpenStruct, kw_only=True):
     """The `MissingRequiredClientCapabilityErrorErrorData` object of the schema."""
 
     required_capabilities: ClientCapabilities = msgspec.field(
@@ -1754,7 +1764,7 @@ class MissingRequiredClientCapabilityErrorErrorData(OpenStruct):
     """The capabilities the server requires from the client to process this request."""
 
 
-class ModelHint(OpenStruct):
+class ModelHint(OpenStruct, kw_only=True):
     """Hints to use for model selection.
 
     Keys not declared here are currently left unspecified by the spec and are up
@@ -1776,7 +1786,7 @@ class ModelHint(OpenStruct):
     """
 
 
-class ModelPreferences(OpenStruct):
+class ModelPreferences(OpenStruct, kw_only=True):
     """The server's preferences for model selection, requested of the client during
     sampling.
 
@@ -1832,7 +1842,7 @@ class ModelPreferences(OpenStruct):
     """
 
 
-class Notification(OpenStruct):
+class Notification(OpenStruct, kw_only=True):
     """The `Notification` object of the schema."""
 
     method: str
@@ -1840,7 +1850,7 @@ class Notification(OpenStruct):
     params: dict[str, Any] | UnsetType = UNSET
 
 
-class NotificationMetaObject(OpenStruct):
+class NotificationMetaObject(OpenStruct, kw_only=True):
     """Extends {@link MetaObject} with additional notification-specific fields. All
     key naming rules from `MetaObject` apply.
     """
@@ -1861,7 +1871,7 @@ class NotificationMetaObject(OpenStruct):
     """
 
 
-class NotificationParams(OpenStruct):
+class NotificationParams(OpenStruct, kw_only=True):
     """Common params for any notification."""
 
     meta: NotificationMetaObject | UnsetType = msgspec.field(
@@ -1869,7 +1879,7 @@ class NotificationParams(OpenStruct):
     )
 
 
-class NumberSchema(OpenStruct):
+class NumberSchema(OpenStruct, kw_only=True):
     """The `NumberSchema` object of the schema."""
 
     type: Literal["integer", "number"]
@@ -1885,7 +1895,7 @@ class NumberSchema(OpenStruct):
     title: str | UnsetType = UNSET
 
 
-class PaginatedRequest(OpenStruct):
+class PaginatedRequest(OpenStruct, kw_only=True):
     """The `PaginatedRequest` object of the schema."""
 
     id: RequestId
@@ -1897,7 +1907,7 @@ class PaginatedRequest(OpenStruct):
     params: PaginatedRequestParams
 
 
-class PaginatedRequestParams(OpenStruct):
+class PaginatedRequestParams(OpenStruct, kw_only=True):
     """Common params for paginated requests."""
 
     meta: RequestMetaObject = msgspec.field(name="_meta")
@@ -1908,10 +1918,10 @@ class PaginatedRequestParams(OpenStruct):
     """
 
 
-class PaginatedResult(OpenStruct):
+class PaginatedResult(OpenStruct, kw_only=True):
     """The `PaginatedResult` object of the schema."""
 
-    result_type: str = msgspec.field(name="resultType")
+    result_type: str = msgspec.field(default="complete", name="resultType")
     """Indicates the type of the result, which allows the client to determine
     how to parse the result object.
 
@@ -1930,7 +1940,7 @@ class PaginatedResult(OpenStruct):
     """
 
 
-class ParseError(OpenStruct):
+class ParseError(OpenStruct, kw_only=True):
     """A JSON-RPC error indicating that invalid JSON was received by the server. This
     error is returned when the server cannot parse the JSON text of a message.
     """
@@ -1950,7 +1960,7 @@ class ParseError(OpenStruct):
 
 
 class ProgressNotification(
-    OpenStruct, tag_field="method", tag="notifications/progress"
+    OpenStruct, kw_only=True, tag_field="method", tag="notifications/progress"
 ):
     """An out-of-band notification used to inform the receiver of a progress update
     for a long-running request.
@@ -1961,7 +1971,7 @@ class ProgressNotification(
     params: ProgressNotificationParams
 
 
-class ProgressNotificationParams(OpenStruct):
+class ProgressNotificationParams(OpenStruct, kw_only=True):
     """Parameters for a {@link ProgressNotificationnotifications/progress}
     notification.
     """
@@ -1987,7 +1997,7 @@ class ProgressNotificationParams(OpenStruct):
     """Total number of items to process (or total progress required), if known."""
 
 
-class Prompt(OpenStruct):
+class Prompt(OpenStruct, kw_only=True):
     """A prompt or prompt template that the server offers."""
 
     name: str
@@ -2027,7 +2037,7 @@ class Prompt(OpenStruct):
     """
 
 
-class PromptArgument(OpenStruct):
+class PromptArgument(OpenStruct, kw_only=True):
     """Describes an argument that a prompt can accept."""
 
     name: str
@@ -2053,7 +2063,10 @@ class PromptArgument(OpenStruct):
 
 
 class PromptListChangedNotification(
-    OpenStruct, tag_field="method", tag="notifications/prompts/list_changed"
+    OpenStruct,
+    kw_only=True,
+    tag_field="method",
+    tag="notifications/prompts/list_changed",
 ):
     """An optional notification from the server to the client, informing it that the
     list of prompts it offers has changed. This is only delivered on a {@link
@@ -2066,7 +2079,7 @@ class PromptListChangedNotification(
     params: NotificationParams | UnsetType = UNSET
 
 
-class PromptMessage(OpenStruct):
+class PromptMessage(OpenStruct, kw_only=True):
     """Describes a message returned as part of a prompt.
 
     This is similar to {@link SamplingMessage}, but also supports the embedding of
@@ -2078,7 +2091,7 @@ class PromptMessage(OpenStruct):
     role: Role
 
 
-class PromptReference(OpenStruct, tag_field="type", tag="ref/prompt"):
+class PromptReference(OpenStruct, kw_only=True, tag_field="type", tag="ref/prompt"):
     """Identifies a prompt."""
 
     name: str
@@ -2097,7 +2110,9 @@ class PromptReference(OpenStruct, tag_field="type", tag="ref/prompt"):
     """
 
 
-class ReadResourceRequest(OpenStruct, tag_field="method", tag="resources/read"):
+class ReadResourceRequest(
+    OpenStruct, kw_only=True, tag_field="method", tag="resources/read"
+):
     """Sent from the client to the server, to read a specific resource URI."""
 
     id: RequestId
@@ -2107,7 +2122,7 @@ class ReadResourceRequest(OpenStruct, tag_field="method", tag="resources/read"):
     params: ReadResourceRequestParams
 
 
-class ReadResourceRequestParams(OpenStruct):
+class ReadResourceRequestParams(OpenStruct, kw_only=True):
     """Parameters for a `resources/read` request."""
 
     meta: RequestMetaObject = msgspec.field(name="_meta")
@@ -2124,7 +2139,7 @@ class ReadResourceRequestParams(OpenStruct):
     request_state: str | UnsetType = msgspec.field(default=UNSET, name="requestState")
 
 
-class ReadResourceResult(OpenStruct):
+class ReadResourceResult(OpenStruct, kw_only=True):
     """The result returned by the server for a {@link
     ReadResourceRequestresources/read} request.
     """
@@ -2144,7 +2159,7 @@ class ReadResourceResult(OpenStruct):
 
     contents: list[ReadResourceResultContentsItem]
 
-    result_type: str = msgspec.field(name="resultType")
+    result_type: str = msgspec.field(default="complete", name="resultType")
     """Indicates the type of the result, which allows the client to determine
     how to parse the result object.
 
@@ -2168,7 +2183,7 @@ class ReadResourceResult(OpenStruct):
     meta: ResultMetaObject | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
 
-class ReadResourceResultResponse(OpenStruct):
+class ReadResourceResultResponse(OpenStruct, kw_only=True):
     """A successful response from the server for a {@link
     ReadResourceRequestresources/read} request.
     """
@@ -2180,7 +2195,7 @@ class ReadResourceResultResponse(OpenStruct):
     result: ReadResourceResultResponseResult
 
 
-class Request(OpenStruct):
+class Request(OpenStruct, kw_only=True):
     """The `Request` object of the schema."""
 
     method: str
@@ -2188,7 +2203,7 @@ class Request(OpenStruct):
     params: dict[str, Any] | UnsetType = UNSET
 
 
-class RequestMetaObject(OpenStruct):
+class RequestMetaObject(OpenStruct, kw_only=True):
     """Extends {@link MetaObject} with additional request-specific fields. All key
     naming rules from `MetaObject` apply.
     """
@@ -2252,13 +2267,13 @@ class RequestMetaObject(OpenStruct):
     """
 
 
-class RequestParams(OpenStruct):
+class RequestParams(OpenStruct, kw_only=True):
     """Common params for any request."""
 
     meta: RequestMetaObject = msgspec.field(name="_meta")
 
 
-class Resource(OpenStruct):
+class Resource(OpenStruct, kw_only=True):
     """A known resource that the server is capable of reading."""
 
     name: str
@@ -2316,7 +2331,7 @@ class Resource(OpenStruct):
     """
 
 
-class ResourceContents(OpenStruct):
+class ResourceContents(OpenStruct, kw_only=True):
     """The contents of a specific resource or sub-resource."""
 
     uri: str
@@ -2328,7 +2343,7 @@ class ResourceContents(OpenStruct):
     """The MIME type of this resource, if known."""
 
 
-class ResourceLink(OpenStruct, tag_field="type", tag="resource_link"):
+class ResourceLink(OpenStruct, kw_only=True, tag_field="type", tag="resource_link"):
     """A resource that the server is capable of reading, included in a prompt or tool
     call result.
 
@@ -2392,7 +2407,10 @@ class ResourceLink(OpenStruct, tag_field="type", tag="resource_link"):
 
 
 class ResourceListChangedNotification(
-    OpenStruct, tag_field="method", tag="notifications/resources/list_changed"
+    OpenStruct,
+    kw_only=True,
+    tag_field="method",
+    tag="notifications/resources/list_changed",
 ):
     """An optional notification from the server to the client, informing it that the
     list of resources it can read from has changed. This is only delivered on a
@@ -2405,7 +2423,7 @@ class ResourceListChangedNotification(
     params: NotificationParams | UnsetType = UNSET
 
 
-class ResourceRequestParams(OpenStruct):
+class ResourceRequestParams(OpenStruct, kw_only=True):
     """Common params for resource-related requests."""
 
     meta: RequestMetaObject = msgspec.field(name="_meta")
@@ -2416,7 +2434,7 @@ class ResourceRequestParams(OpenStruct):
     """
 
 
-class ResourceTemplate(OpenStruct):
+class ResourceTemplate(OpenStruct, kw_only=True):
     """A template description for resources available on the server."""
 
     name: str
@@ -2470,7 +2488,9 @@ class ResourceTemplate(OpenStruct):
     """
 
 
-class ResourceTemplateReference(OpenStruct, tag_field="type", tag="ref/resource"):
+class ResourceTemplateReference(
+    OpenStruct, kw_only=True, tag_field="type", tag="ref/resource"
+):
     """A reference to a resource or resource template definition."""
 
     uri: str
@@ -2478,7 +2498,7 @@ class ResourceTemplateReference(OpenStruct, tag_field="type", tag="ref/resource"
 
 
 class ResourceUpdatedNotification(
-    OpenStruct, tag_field="method", tag="notifications/resources/updated"
+    OpenStruct, kw_only=True, tag_field="method", tag="notifications/resources/updated"
 ):
     """A notification from the server to the client, informing it that a resource has
     changed and may need to be read again. This is only sent for resources the
@@ -2491,7 +2511,7 @@ class ResourceUpdatedNotification(
     params: ResourceUpdatedNotificationParams
 
 
-class ResourceUpdatedNotificationParams(OpenStruct):
+class ResourceUpdatedNotificationParams(OpenStruct, kw_only=True):
     """Parameters for a `notifications/resources/updated` notification."""
 
     uri: str
@@ -2504,10 +2524,10 @@ class ResourceUpdatedNotificationParams(OpenStruct):
     )
 
 
-class Result(OpenStruct):
+class Result(OpenStruct, kw_only=True):
     """Common result fields."""
 
-    result_type: str = msgspec.field(name="resultType")
+    result_type: str = msgspec.field(default="complete", name="resultType")
     """Indicates the type of the result, which allows the client to determine
     how to parse the result object.
 
@@ -2520,7 +2540,7 @@ class Result(OpenStruct):
     meta: ResultMetaObject | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
 
-class ResultMetaObject(OpenStruct):
+class ResultMetaObject(OpenStruct, kw_only=True):
     """Extends {@link MetaObject} with additional result-specific fields. All key
     naming rules from `MetaObject` apply.
     """
@@ -2542,7 +2562,7 @@ class ResultMetaObject(OpenStruct):
     """
 
 
-class Root(OpenStruct):
+class Root(OpenStruct, kw_only=True):
     """Represents a root directory or file that the server can operate on."""
 
     uri: str
@@ -2560,7 +2580,7 @@ class Root(OpenStruct):
     """
 
 
-class SamplingMessage(OpenStruct):
+class SamplingMessage(OpenStruct, kw_only=True):
     """Describes a message issued to or received from an LLM API."""
 
     content: SamplingMessageContent
@@ -2570,7 +2590,7 @@ class SamplingMessage(OpenStruct):
     meta: MetaObject | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
 
-class ServerCapabilities(OpenStruct):
+class ServerCapabilities(OpenStruct, kw_only=True):
     """Capabilities that a server may support. Known capabilities are defined here,
     in this schema, but this is not a closed set: any server can define its own,
     additional capabilities.
@@ -2605,14 +2625,14 @@ class ServerCapabilities(OpenStruct):
     """Present if the server offers any tools to call."""
 
 
-class ServerCapabilitiesPrompts(OpenStruct):
+class ServerCapabilitiesPrompts(OpenStruct, kw_only=True):
     """Present if the server offers any prompt templates."""
 
     list_changed: bool | UnsetType = msgspec.field(default=UNSET, name="listChanged")
     """Whether this server supports notifications for changes to the prompt list."""
 
 
-class ServerCapabilitiesResources(OpenStruct):
+class ServerCapabilitiesResources(OpenStruct, kw_only=True):
     """Present if the server offers any resources to read."""
 
     list_changed: bool | UnsetType = msgspec.field(default=UNSET, name="listChanged")
@@ -2622,14 +2642,14 @@ class ServerCapabilitiesResources(OpenStruct):
     """Whether this server supports subscribing to resource updates."""
 
 
-class ServerCapabilitiesTools(OpenStruct):
+class ServerCapabilitiesTools(OpenStruct, kw_only=True):
     """Present if the server offers any tools to call."""
 
     list_changed: bool | UnsetType = msgspec.field(default=UNSET, name="listChanged")
     """Whether this server supports notifications for changes to the tool list."""
 
 
-class StringSchema(OpenStruct):
+class StringSchema(OpenStruct, kw_only=True):
     """The `StringSchema` object of the schema."""
 
     type: Literal["string"]
@@ -2647,7 +2667,7 @@ class StringSchema(OpenStruct):
     title: str | UnsetType = UNSET
 
 
-class SubscriptionFilter(OpenStruct):
+class SubscriptionFilter(OpenStruct, kw_only=True):
     """The set of notification types a client may opt in to on a
     {@link SubscriptionsListenRequestsubscriptions/listen} request.
 
@@ -2687,7 +2707,10 @@ class SubscriptionFilter(OpenStruct):
 
 
 class SubscriptionsAcknowledgedNotification(
-    OpenStruct, tag_field="method", tag="notifications/subscriptions/acknowledged"
+    OpenStruct,
+    kw_only=True,
+    tag_field="method",
+    tag="notifications/subscriptions/acknowledged",
 ):
     """Sent by the server to acknowledge that a
     {@link SubscriptionsListenRequestsubscriptions/listen} subscription has been
@@ -2706,7 +2729,7 @@ class SubscriptionsAcknowledgedNotification(
     params: SubscriptionsAcknowledgedNotificationParams
 
 
-class SubscriptionsAcknowledgedNotificationParams(OpenStruct):
+class SubscriptionsAcknowledgedNotificationParams(OpenStruct, kw_only=True):
     """Parameters for a {@link
     SubscriptionsAcknowledgedNotificationnotifications/subscriptions/acknowledged}
     notification.
@@ -2725,7 +2748,7 @@ class SubscriptionsAcknowledgedNotificationParams(OpenStruct):
 
 
 class SubscriptionsListenRequest(
-    OpenStruct, tag_field="method", tag="subscriptions/listen"
+    OpenStruct, kw_only=True, tag_field="method", tag="subscriptions/listen"
 ):
     """Sent from the client to open a long-lived channel for receiving notifications
     outside the context of a specific request. Replaces the previous HTTP GET
@@ -2739,7 +2762,7 @@ class SubscriptionsListenRequest(
     params: SubscriptionsListenRequestParams
 
 
-class SubscriptionsListenRequestParams(OpenStruct):
+class SubscriptionsListenRequestParams(OpenStruct, kw_only=True):
     """Parameters for a {@link SubscriptionsListenRequestsubscriptions/listen}
     request.
     """
@@ -2753,7 +2776,7 @@ class SubscriptionsListenRequestParams(OpenStruct):
     """
 
 
-class SubscriptionsListenResult(OpenStruct):
+class SubscriptionsListenResult(OpenStruct, kw_only=True):
     """The response to a {@link SubscriptionsListenRequestsubscriptions/listen}
     request, signalling that the subscription has ended gracefully (for example,
     during server shutdown). Because the listen stream is long-lived, this result
@@ -2763,7 +2786,7 @@ class SubscriptionsListenResult(OpenStruct):
 
     meta: SubscriptionsListenResultMetaObject = msgspec.field(name="_meta")
 
-    result_type: str = msgspec.field(name="resultType")
+    result_type: str = msgspec.field(default="complete", name="resultType")
     """Indicates the type of the result, which allows the client to determine
     how to parse the result object.
 
@@ -2774,7 +2797,7 @@ class SubscriptionsListenResult(OpenStruct):
     """
 
 
-class SubscriptionsListenResultMetaObject(OpenStruct):
+class SubscriptionsListenResultMetaObject(OpenStruct, kw_only=True):
     """Extends {@link ResultMetaObject} with the subscription-stream identifier
     carried by a
     {@link SubscriptionsListenResult}. All key naming rules from `MetaObject`
@@ -2808,7 +2831,7 @@ class SubscriptionsListenResultMetaObject(OpenStruct):
     """
 
 
-class SubscriptionsListenResultResponse(OpenStruct):
+class SubscriptionsListenResultResponse(OpenStruct, kw_only=True):
     """A successful response from the server for a {@link
     SubscriptionsListenRequestsubscriptions/listen}
     request, sent when the server tears the subscription down gracefully.
@@ -2821,7 +2844,7 @@ class SubscriptionsListenResultResponse(OpenStruct):
     result: SubscriptionsListenResult
 
 
-class TextContent(OpenStruct, tag_field="type", tag="text"):
+class TextContent(OpenStruct, kw_only=True, tag_field="type", tag="text"):
     """Text provided to or from an LLM."""
 
     text: str
@@ -2833,7 +2856,7 @@ class TextContent(OpenStruct, tag_field="type", tag="text"):
     meta: MetaObject | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
 
-class TextResourceContents(OpenStruct):
+class TextResourceContents(OpenStruct, kw_only=True):
     """The `TextResourceContents` object of the schema."""
 
     text: str
@@ -2850,7 +2873,7 @@ class TextResourceContents(OpenStruct):
     """The MIME type of this resource, if known."""
 
 
-class TitledMultiSelectEnumSchema(OpenStruct):
+class TitledMultiSelectEnumSchema(OpenStruct, kw_only=True):
     """Schema for multiple-selection enumeration with display titles for each option."""
 
     items: TitledMultiSelectEnumSchemaItems
@@ -2874,7 +2897,7 @@ class TitledMultiSelectEnumSchema(OpenStruct):
     """Optional title for the enum field."""
 
 
-class TitledMultiSelectEnumSchemaItems(OpenStruct):
+class TitledMultiSelectEnumSchemaItems(OpenStruct, kw_only=True):
     """Schema for array items with enum options and display labels."""
 
     any_of: list[TitledMultiSelectEnumSchemaItemsAnyOfItem] = msgspec.field(
@@ -2883,7 +2906,7 @@ class TitledMultiSelectEnumSchemaItems(OpenStruct):
     """Array of enum options with values and display labels."""
 
 
-class TitledMultiSelectEnumSchemaItemsAnyOfItem(OpenStruct):
+class TitledMultiSelectEnumSchemaItemsAnyOfItem(OpenStruct, kw_only=True):
     """The `TitledMultiSelectEnumSchemaItemsAnyOfItem` object of the schema."""
 
     const: str
@@ -2893,7 +2916,7 @@ class TitledMultiSelectEnumSchemaItemsAnyOfItem(OpenStruct):
     """Display title for this option."""
 
 
-class TitledSingleSelectEnumSchema(OpenStruct):
+class TitledSingleSelectEnumSchema(OpenStruct, kw_only=True):
     """Schema for single-selection enumeration with display titles for each option."""
 
     one_of: list[TitledSingleSelectEnumSchemaOneOfItem] = msgspec.field(name="oneOf")
@@ -2911,7 +2934,7 @@ class TitledSingleSelectEnumSchema(OpenStruct):
     """Optional title for the enum field."""
 
 
-class TitledSingleSelectEnumSchemaOneOfItem(OpenStruct):
+class TitledSingleSelectEnumSchemaOneOfItem(OpenStruct, kw_only=True):
     """The `TitledSingleSelectEnumSchemaOneOfItem` object of the schema."""
 
     const: str
@@ -2921,7 +2944,7 @@ class TitledSingleSelectEnumSchemaOneOfItem(OpenStruct):
     """Display label for this option."""
 
 
-class Tool(OpenStruct):
+class Tool(OpenStruct, kw_only=True):
     """Definition for a tool the client can call."""
 
     input_schema: ToolInputSchema = msgspec.field(name="inputSchema")
@@ -2999,7 +3022,7 @@ class Tool(OpenStruct):
     """
 
 
-class ToolAnnotations(OpenStruct):
+class ToolAnnotations(OpenStruct, kw_only=True):
     """Additional properties describing a {@link Tool} to clients.
 
     NOTE: all properties in `ToolAnnotations` are **hints**.
@@ -3053,7 +3076,7 @@ class ToolAnnotations(OpenStruct):
     """A human-readable title for the tool."""
 
 
-class ToolChoice(OpenStruct):
+class ToolChoice(OpenStruct, kw_only=True):
     """Controls tool selection behavior for sampling requests."""
 
     mode: Literal["auto", "none", "required"] | UnsetType = UNSET
@@ -3064,7 +3087,7 @@ class ToolChoice(OpenStruct):
     """
 
 
-class ToolInputSchema(OpenStruct):
+class ToolInputSchema(OpenStruct, kw_only=True):
     """A JSON Schema object defining the expected parameters for the tool.
 
     Tool arguments are always JSON objects, so `type: "object"` is required at the
@@ -3090,7 +3113,7 @@ class ToolInputSchema(OpenStruct):
 
 
 class ToolListChangedNotification(
-    OpenStruct, tag_field="method", tag="notifications/tools/list_changed"
+    OpenStruct, kw_only=True, tag_field="method", tag="notifications/tools/list_changed"
 ):
     """An optional notification from the server to the client, informing it that the
     list of tools it offers has changed. This is only delivered on a {@link
@@ -3103,7 +3126,7 @@ class ToolListChangedNotification(
     params: NotificationParams | UnsetType = UNSET
 
 
-class ToolOutputSchema(OpenStruct):
+class ToolOutputSchema(OpenStruct, kw_only=True):
     """An optional JSON Schema object defining the structure of the tool's output
     returned in
     the structuredContent field of a {@link CallToolResult}. This can be any valid
@@ -3115,7 +3138,7 @@ class ToolOutputSchema(OpenStruct):
     schema: str | UnsetType = msgspec.field(default=UNSET, name="$schema")
 
 
-class ToolResultContent(OpenStruct, tag_field="type", tag="tool_result"):
+class ToolResultContent(OpenStruct, kw_only=True, tag_field="type", tag="tool_result"):
     """The result of a tool use, provided by the user back to the assistant."""
 
     content: list[ContentBlock]
@@ -3157,7 +3180,7 @@ class ToolResultContent(OpenStruct, tag_field="type", tag="tool_result"):
     """
 
 
-class ToolUseContent(OpenStruct, tag_field="type", tag="tool_use"):
+class ToolUseContent(OpenStruct, kw_only=True, tag_field="type", tag="tool_use"):
     """A request from the assistant to call a tool."""
 
     id: str
@@ -3179,7 +3202,7 @@ class ToolUseContent(OpenStruct, tag_field="type", tag="tool_use"):
     """
 
 
-class UnsupportedProtocolVersionError(OpenStruct):
+class UnsupportedProtocolVersionError(OpenStruct, kw_only=True):
     """Returned when the request's protocol version is unknown to the server or
     unsupported (e.g., a known experimental or draft version the server has
     chosen not to implement). For HTTP, the response status code MUST be
@@ -3193,7 +3216,7 @@ class UnsupportedProtocolVersionError(OpenStruct):
     id: RequestId | UnsetType = UNSET
 
 
-class UnsupportedProtocolVersionErrorError(OpenStruct):
+class UnsupportedProtocolVersionErrorError(OpenStruct, kw_only=True):
     """The `UnsupportedProtocolVersionErrorError` object of the schema."""
 
     code: Literal[-32022]
@@ -3206,7 +3229,7 @@ class UnsupportedProtocolVersionErrorError(OpenStruct):
     """
 
 
-class UnsupportedProtocolVersionErrorErrorData(OpenStruct):
+class UnsupportedProtocolVersionErrorErrorData(OpenStruct, kw_only=True):
     """The `UnsupportedProtocolVersionErrorErrorData` object of the schema."""
 
     requested: str
@@ -3218,7 +3241,7 @@ class UnsupportedProtocolVersionErrorErrorData(OpenStruct):
     """
 
 
-class UntitledMultiSelectEnumSchema(OpenStruct):
+class UntitledMultiSelectEnumSchema(OpenStruct, kw_only=True):
     """Schema for multiple-selection enumeration without display titles for options."""
 
     items: UntitledMultiSelectEnumSchemaItems
@@ -3242,7 +3265,7 @@ class UntitledMultiSelectEnumSchema(OpenStruct):
     """Optional title for the enum field."""
 
 
-class UntitledMultiSelectEnumSchemaItems(OpenStruct):
+class UntitledMultiSelectEnumSchemaItems(OpenStruct, kw_only=True):
     """Schema for the array items."""
 
     enum: list[str]
@@ -3251,7 +3274,7 @@ class UntitledMultiSelectEnumSchemaItems(OpenStruct):
     type: Literal["string"]
 
 
-class UntitledSingleSelectEnumSchema(OpenStruct):
+class UntitledSingleSelectEnumSchema(OpenStruct, kw_only=True):
     """Schema for single-selection enumeration without display titles for options."""
 
     enum: list[str]
@@ -3365,13 +3388,13 @@ else:
     )
 
 if TYPE_CHECKING:
-    GetPromptResultResponseResult: TypeAlias = GetPromptResult | InputRequiredResult
+    GetPromptResultResponseResult: TypeAlias = InputRequiredResult | GetPromptResult
 else:
     GetPromptResultResponseResult = structural_union(
         "GetPromptResultResponseResult",
         __name__,
-        "GetPromptResult",
         "InputRequiredResult",
+        "GetPromptResult",
     )
 
 InputRequest: TypeAlias = CreateMessageRequest | ListRootsRequest | ElicitRequest
@@ -3596,10 +3619,10 @@ if TYPE_CHECKING:
         | ListToolsResult
         | ReadResourceResult
         | CallToolResult
+        | InputRequiredResult
         | GetPromptResult
         | CompleteResult
         | SubscriptionsListenResult
-        | InputRequiredResult
         | Result
     )
 else:
@@ -3613,10 +3636,10 @@ else:
         "ListToolsResult",
         "ReadResourceResult",
         "CallToolResult",
+        "InputRequiredResult",
         "GetPromptResult",
         "CompleteResult",
         "SubscriptionsListenResult",
-        "InputRequiredResult",
         "Result",
     )
 

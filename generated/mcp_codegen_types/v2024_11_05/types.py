@@ -153,7 +153,7 @@ PROTOCOL_VERSION: Final = "2024-11-05"
 """The protocol version string of this revision."""
 
 
-class Annotated(OpenStruct):
+class Annotated(OpenStruct, kw_only=True):
     """Base for objects that include optional annotations for the client. The client
     can use annotations to inform how objects are used or displayed
     """
@@ -161,7 +161,7 @@ class Annotated(OpenStruct):
     annotations: AnnotatedAnnotations | UnsetType = UNSET
 
 
-class AnnotatedAnnotations(OpenStruct):
+class AnnotatedAnnotations(OpenStruct, kw_only=True):
     """The `AnnotatedAnnotations` object of the schema."""
 
     audience: list[Role] | UnsetType = UNSET
@@ -184,7 +184,7 @@ class AnnotatedAnnotations(OpenStruct):
     """
 
 
-class BlobResourceContents(OpenStruct):
+class BlobResourceContents(OpenStruct, kw_only=True):
     """The `BlobResourceContents` object of the schema."""
 
     blob: str
@@ -197,13 +197,13 @@ class BlobResourceContents(OpenStruct):
     """The MIME type of this resource, if known."""
 
 
-class CallToolRequest(OpenStruct, tag_field="method", tag="tools/call"):
+class CallToolRequest(OpenStruct, kw_only=True, tag_field="method", tag="tools/call"):
     """Used by the client to invoke a tool provided by the server."""
 
     params: CallToolRequestParams
 
 
-class CallToolRequestParams(OpenStruct):
+class CallToolRequestParams(OpenStruct, kw_only=True):
     """The `CallToolRequestParams` object of the schema."""
 
     name: str
@@ -211,7 +211,7 @@ class CallToolRequestParams(OpenStruct):
     arguments: dict[str, Any] | UnsetType = UNSET
 
 
-class CallToolResult(OpenStruct):
+class CallToolResult(OpenStruct, kw_only=True):
     """The server's response to a tool call.
 
     Any errors that originate from the tool SHOULD be reported inside the result
@@ -239,7 +239,7 @@ class CallToolResult(OpenStruct):
 
 
 class CancelledNotification(
-    OpenStruct, tag_field="method", tag="notifications/cancelled"
+    OpenStruct, kw_only=True, tag_field="method", tag="notifications/cancelled"
 ):
     """This notification can be sent by either side to indicate that it is cancelling
     a previously-issued request.
@@ -257,7 +257,7 @@ class CancelledNotification(
     params: CancelledNotificationParams
 
 
-class CancelledNotificationParams(OpenStruct):
+class CancelledNotificationParams(OpenStruct, kw_only=True):
     """The `CancelledNotificationParams` object of the schema."""
 
     request_id: RequestId = msgspec.field(name="requestId")
@@ -273,7 +273,7 @@ class CancelledNotificationParams(OpenStruct):
     """
 
 
-class ClientCapabilities(OpenStruct):
+class ClientCapabilities(OpenStruct, kw_only=True):
     """Capabilities a client may support. Known capabilities are defined here, in
     this schema, but this is not a closed set: any client can define its own,
     additional capabilities.
@@ -289,20 +289,22 @@ class ClientCapabilities(OpenStruct):
     """Present if the client supports sampling from an LLM."""
 
 
-class ClientCapabilitiesRoots(OpenStruct):
+class ClientCapabilitiesRoots(OpenStruct, kw_only=True):
     """Present if the client supports listing roots."""
 
     list_changed: bool | UnsetType = msgspec.field(default=UNSET, name="listChanged")
     """Whether the client supports notifications for changes to the roots list."""
 
 
-class CompleteRequest(OpenStruct, tag_field="method", tag="completion/complete"):
+class CompleteRequest(
+    OpenStruct, kw_only=True, tag_field="method", tag="completion/complete"
+):
     """A request from the client to the server, to ask for completion options."""
 
     params: CompleteRequestParams
 
 
-class CompleteRequestParams(OpenStruct):
+class CompleteRequestParams(OpenStruct, kw_only=True):
     """The `CompleteRequestParams` object of the schema."""
 
     argument: CompleteRequestParamsArgument
@@ -311,7 +313,7 @@ class CompleteRequestParams(OpenStruct):
     ref: CompleteRequestParamsRef
 
 
-class CompleteRequestParamsArgument(OpenStruct):
+class CompleteRequestParamsArgument(OpenStruct, kw_only=True):
     """The argument's information"""
 
     name: str
@@ -321,7 +323,7 @@ class CompleteRequestParamsArgument(OpenStruct):
     """The value of the argument to use for completion matching."""
 
 
-class CompleteResult(OpenStruct):
+class CompleteResult(OpenStruct, kw_only=True):
     """The server's response to a completion/complete request"""
 
     completion: CompleteResultCompletion
@@ -332,7 +334,7 @@ class CompleteResult(OpenStruct):
     """
 
 
-class CompleteResultCompletion(OpenStruct):
+class CompleteResultCompletion(OpenStruct, kw_only=True):
     """The `CompleteResultCompletion` object of the schema."""
 
     values: list[str]
@@ -350,7 +352,7 @@ class CompleteResultCompletion(OpenStruct):
 
 
 class CreateMessageRequest(
-    OpenStruct, tag_field="method", tag="sampling/createMessage"
+    OpenStruct, kw_only=True, tag_field="method", tag="sampling/createMessage"
 ):
     """A request from the server to sample an LLM via the client. The client has full
     discretion over which model to select. The client should also inform the user
@@ -361,7 +363,7 @@ class CreateMessageRequest(
     params: CreateMessageRequestParams
 
 
-class CreateMessageRequestParams(OpenStruct):
+class CreateMessageRequestParams(OpenStruct, kw_only=True):
     """The `CreateMessageRequestParams` object of the schema."""
 
     max_tokens: int = msgspec.field(name="maxTokens")
@@ -402,7 +404,7 @@ class CreateMessageRequestParams(OpenStruct):
     temperature: int | float | UnsetType = UNSET
 
 
-class CreateMessageResult(OpenStruct):
+class CreateMessageResult(OpenStruct, kw_only=True):
     """The client's response to a sampling/create_message request from the server.
     The client should inform the user before returning the sampled message, to
     allow them to inspect the response (human in the loop) and decide whether to
@@ -425,7 +427,7 @@ class CreateMessageResult(OpenStruct):
     """The reason why sampling stopped, if known."""
 
 
-class EmbeddedResource(OpenStruct, tag_field="type", tag="resource"):
+class EmbeddedResource(OpenStruct, kw_only=True, tag_field="type", tag="resource"):
     """The contents of a resource, embedded into a prompt or tool call result.
 
     It is up to the client how best to render embedded resources for the benefit
@@ -437,7 +439,7 @@ class EmbeddedResource(OpenStruct, tag_field="type", tag="resource"):
     annotations: EmbeddedResourceAnnotations | UnsetType = UNSET
 
 
-class EmbeddedResourceAnnotations(OpenStruct):
+class EmbeddedResourceAnnotations(OpenStruct, kw_only=True):
     """The `EmbeddedResourceAnnotations` object of the schema."""
 
     audience: list[Role] | UnsetType = UNSET
@@ -460,13 +462,13 @@ class EmbeddedResourceAnnotations(OpenStruct):
     """
 
 
-class GetPromptRequest(OpenStruct, tag_field="method", tag="prompts/get"):
+class GetPromptRequest(OpenStruct, kw_only=True, tag_field="method", tag="prompts/get"):
     """Used by the client to get a prompt provided by the server."""
 
     params: GetPromptRequestParams
 
 
-class GetPromptRequestParams(OpenStruct):
+class GetPromptRequestParams(OpenStruct, kw_only=True):
     """The `GetPromptRequestParams` object of the schema."""
 
     name: str
@@ -476,7 +478,7 @@ class GetPromptRequestParams(OpenStruct):
     """Arguments to use for templating the prompt."""
 
 
-class GetPromptResult(OpenStruct):
+class GetPromptResult(OpenStruct, kw_only=True):
     """The server's response to a prompts/get request from the client."""
 
     messages: list[PromptMessage]
@@ -490,7 +492,7 @@ class GetPromptResult(OpenStruct):
     """
 
 
-class ImageContent(OpenStruct, tag_field="type", tag="image"):
+class ImageContent(OpenStruct, kw_only=True, tag_field="type", tag="image"):
     """An image provided to or from an LLM."""
 
     data: str
@@ -504,7 +506,7 @@ class ImageContent(OpenStruct, tag_field="type", tag="image"):
     annotations: ImageContentAnnotations | UnsetType = UNSET
 
 
-class ImageContentAnnotations(OpenStruct):
+class ImageContentAnnotations(OpenStruct, kw_only=True):
     """The `ImageContentAnnotations` object of the schema."""
 
     audience: list[Role] | UnsetType = UNSET
@@ -527,7 +529,7 @@ class ImageContentAnnotations(OpenStruct):
     """
 
 
-class Implementation(OpenStruct):
+class Implementation(OpenStruct, kw_only=True):
     """Describes the name and version of an MCP implementation."""
 
     name: str
@@ -535,7 +537,7 @@ class Implementation(OpenStruct):
     version: str
 
 
-class InitializeRequest(OpenStruct, tag_field="method", tag="initialize"):
+class InitializeRequest(OpenStruct, kw_only=True, tag_field="method", tag="initialize"):
     """This request is sent from the client to the server when it first connects,
     asking it to begin initialization.
     """
@@ -543,7 +545,7 @@ class InitializeRequest(OpenStruct, tag_field="method", tag="initialize"):
     params: InitializeRequestParams
 
 
-class InitializeRequestParams(OpenStruct):
+class InitializeRequestParams(OpenStruct, kw_only=True):
     """The `InitializeRequestParams` object of the schema."""
 
     capabilities: ClientCapabilities
@@ -556,7 +558,7 @@ class InitializeRequestParams(OpenStruct):
     """
 
 
-class InitializeResult(OpenStruct):
+class InitializeResult(OpenStruct, kw_only=True):
     """After receiving an initialize request from the client, the server sends this
     response.
     """
@@ -586,7 +588,7 @@ class InitializeResult(OpenStruct):
 
 
 class InitializedNotification(
-    OpenStruct, tag_field="method", tag="notifications/initialized"
+    OpenStruct, kw_only=True, tag_field="method", tag="notifications/initialized"
 ):
     """This notification is sent from the client to the server after initialization
     has finished.
@@ -595,7 +597,7 @@ class InitializedNotification(
     params: InitializedNotificationParams | UnsetType = UNSET
 
 
-class InitializedNotificationParams(OpenStruct):
+class InitializedNotificationParams(OpenStruct, kw_only=True):
     """The `InitializedNotificationParams` object of the schema."""
 
     meta: dict[str, Any] | UnsetType = msgspec.field(default=UNSET, name="_meta")
@@ -604,7 +606,7 @@ class InitializedNotificationParams(OpenStruct):
     """
 
 
-class JSONRPCError(OpenStruct):
+class JSONRPCError(OpenStruct, kw_only=True):
     """A response to a request that indicates an error occurred."""
 
     error: JSONRPCErrorError
@@ -614,7 +616,7 @@ class JSONRPCError(OpenStruct):
     jsonrpc: Literal["2.0"]
 
 
-class JSONRPCErrorError(OpenStruct):
+class JSONRPCErrorError(OpenStruct, kw_only=True):
     """The `JSONRPCErrorError` object of the schema."""
 
     code: int
@@ -631,7 +633,7 @@ class JSONRPCErrorError(OpenStruct):
     """
 
 
-class JSONRPCNotification(OpenStruct):
+class JSONRPCNotification(OpenStruct, kw_only=True):
     """A notification which does not expect a response."""
 
     jsonrpc: Literal["2.0"]
@@ -641,7 +643,7 @@ class JSONRPCNotification(OpenStruct):
     params: JSONRPCNotificationParams | UnsetType = UNSET
 
 
-class JSONRPCNotificationParams(OpenStruct):
+class JSONRPCNotificationParams(OpenStruct, kw_only=True):
     """The `JSONRPCNotificationParams` object of the schema."""
 
     meta: dict[str, Any] | UnsetType = msgspec.field(default=UNSET, name="_meta")
@@ -650,7 +652,7 @@ class JSONRPCNotificationParams(OpenStruct):
     """
 
 
-class JSONRPCRequest(OpenStruct):
+class JSONRPCRequest(OpenStruct, kw_only=True):
     """A request that expects a response."""
 
     id: RequestId
@@ -662,7 +664,7 @@ class JSONRPCRequest(OpenStruct):
     params: JSONRPCRequestParams | UnsetType = UNSET
 
 
-class JSONRPCRequestParams(OpenStruct):
+class JSONRPCRequestParams(OpenStruct, kw_only=True):
     """The `JSONRPCRequestParams` object of the schema."""
 
     meta: JSONRPCRequestParamsMeta | UnsetType = msgspec.field(
@@ -670,7 +672,7 @@ class JSONRPCRequestParams(OpenStruct):
     )
 
 
-class JSONRPCRequestParamsMeta(OpenStruct):
+class JSONRPCRequestParamsMeta(OpenStruct, kw_only=True):
     """The `JSONRPCRequestParamsMeta` object of the schema."""
 
     progress_token: ProgressToken | UnsetType = msgspec.field(
@@ -683,7 +685,7 @@ class JSONRPCRequestParamsMeta(OpenStruct):
     """
 
 
-class JSONRPCResponse(OpenStruct):
+class JSONRPCResponse(OpenStruct, kw_only=True):
     """A successful (non-error) response to a request."""
 
     id: RequestId
@@ -693,7 +695,9 @@ class JSONRPCResponse(OpenStruct):
     result: Result
 
 
-class ListPromptsRequest(OpenStruct, tag_field="method", tag="prompts/list"):
+class ListPromptsRequest(
+    OpenStruct, kw_only=True, tag_field="method", tag="prompts/list"
+):
     """Sent from the client to request a list of prompts and prompt templates the
     server has.
     """
@@ -701,7 +705,7 @@ class ListPromptsRequest(OpenStruct, tag_field="method", tag="prompts/list"):
     params: ListPromptsRequestParams | UnsetType = UNSET
 
 
-class ListPromptsRequestParams(OpenStruct):
+class ListPromptsRequestParams(OpenStruct, kw_only=True):
     """The `ListPromptsRequestParams` object of the schema."""
 
     cursor: str | UnsetType = UNSET
@@ -710,7 +714,7 @@ class ListPromptsRequestParams(OpenStruct):
     """
 
 
-class ListPromptsResult(OpenStruct):
+class ListPromptsResult(OpenStruct, kw_only=True):
     """The server's response to a prompts/list request from the client."""
 
     prompts: list[Prompt]
@@ -728,14 +732,14 @@ class ListPromptsResult(OpenStruct):
 
 
 class ListResourceTemplatesRequest(
-    OpenStruct, tag_field="method", tag="resources/templates/list"
+    OpenStruct, kw_only=True, tag_field="method", tag="resources/templates/list"
 ):
     """Sent from the client to request a list of resource templates the server has."""
 
     params: ListResourceTemplatesRequestParams | UnsetType = UNSET
 
 
-class ListResourceTemplatesRequestParams(OpenStruct):
+class ListResourceTemplatesRequestParams(OpenStruct, kw_only=True):
     """The `ListResourceTemplatesRequestParams` object of the schema."""
 
     cursor: str | UnsetType = UNSET
@@ -744,7 +748,7 @@ class ListResourceTemplatesRequestParams(OpenStruct):
     """
 
 
-class ListResourceTemplatesResult(OpenStruct):
+class ListResourceTemplatesResult(OpenStruct, kw_only=True):
     """The server's response to a resources/templates/list request from the client."""
 
     resource_templates: list[ResourceTemplate] = msgspec.field(name="resourceTemplates")
@@ -761,13 +765,15 @@ class ListResourceTemplatesResult(OpenStruct):
     """
 
 
-class ListResourcesRequest(OpenStruct, tag_field="method", tag="resources/list"):
+class ListResourcesRequest(
+    OpenStruct, kw_only=True, tag_field="method", tag="resources/list"
+):
     """Sent from the client to request a list of resources the server has."""
 
     params: ListResourcesRequestParams | UnsetType = UNSET
 
 
-class ListResourcesRequestParams(OpenStruct):
+class ListResourcesRequestParams(OpenStruct, kw_only=True):
     """The `ListResourcesRequestParams` object of the schema."""
 
     cursor: str | UnsetType = UNSET
@@ -776,7 +782,7 @@ class ListResourcesRequestParams(OpenStruct):
     """
 
 
-class ListResourcesResult(OpenStruct):
+class ListResourcesResult(OpenStruct, kw_only=True):
     """The server's response to a resources/list request from the client."""
 
     resources: list[Resource]
@@ -793,7 +799,7 @@ class ListResourcesResult(OpenStruct):
     """
 
 
-class ListRootsRequest(OpenStruct, tag_field="method", tag="roots/list"):
+class ListRootsRequest(OpenStruct, kw_only=True, tag_field="method", tag="roots/list"):
     """Sent from the server to request a list of root URIs from the client. Roots
     allow
     servers to ask for specific directories or files to operate on. A common
@@ -811,7 +817,7 @@ class ListRootsRequest(OpenStruct, tag_field="method", tag="roots/list"):
     params: ListRootsRequestParams | UnsetType = UNSET
 
 
-class ListRootsRequestParams(OpenStruct):
+class ListRootsRequestParams(OpenStruct, kw_only=True):
     """The `ListRootsRequestParams` object of the schema."""
 
     meta: ListRootsRequestParamsMeta | UnsetType = msgspec.field(
@@ -819,7 +825,7 @@ class ListRootsRequestParams(OpenStruct):
     )
 
 
-class ListRootsRequestParamsMeta(OpenStruct):
+class ListRootsRequestParamsMeta(OpenStruct, kw_only=True):
     """The `ListRootsRequestParamsMeta` object of the schema."""
 
     progress_token: ProgressToken | UnsetType = msgspec.field(
@@ -832,7 +838,7 @@ class ListRootsRequestParamsMeta(OpenStruct):
     """
 
 
-class ListRootsResult(OpenStruct):
+class ListRootsResult(OpenStruct, kw_only=True):
     """The client's response to a roots/list request from the server.
     This result contains an array of Root objects, each representing a root
     directory
@@ -847,13 +853,13 @@ class ListRootsResult(OpenStruct):
     """
 
 
-class ListToolsRequest(OpenStruct, tag_field="method", tag="tools/list"):
+class ListToolsRequest(OpenStruct, kw_only=True, tag_field="method", tag="tools/list"):
     """Sent from the client to request a list of tools the server has."""
 
     params: ListToolsRequestParams | UnsetType = UNSET
 
 
-class ListToolsRequestParams(OpenStruct):
+class ListToolsRequestParams(OpenStruct, kw_only=True):
     """The `ListToolsRequestParams` object of the schema."""
 
     cursor: str | UnsetType = UNSET
@@ -862,7 +868,7 @@ class ListToolsRequestParams(OpenStruct):
     """
 
 
-class ListToolsResult(OpenStruct):
+class ListToolsResult(OpenStruct, kw_only=True):
     """The server's response to a tools/list request from the client."""
 
     tools: list[Tool]
@@ -880,7 +886,7 @@ class ListToolsResult(OpenStruct):
 
 
 class LoggingMessageNotification(
-    OpenStruct, tag_field="method", tag="notifications/message"
+    OpenStruct, kw_only=True, tag_field="method", tag="notifications/message"
 ):
     """Notification of a log message passed from server to client. If no
     logging/setLevel request has been sent from the client, the server MAY decide
@@ -890,7 +896,7 @@ class LoggingMessageNotification(
     params: LoggingMessageNotificationParams
 
 
-class LoggingMessageNotificationParams(OpenStruct):
+class LoggingMessageNotificationParams(OpenStruct, kw_only=True):
     """The `LoggingMessageNotificationParams` object of the schema."""
 
     data: Any
@@ -905,7 +911,7 @@ class LoggingMessageNotificationParams(OpenStruct):
     """An optional name of the logger issuing this message."""
 
 
-class ModelHint(OpenStruct):
+class ModelHint(OpenStruct, kw_only=True):
     """Hints to use for model selection.
 
     Keys not declared here are currently left unspecified by the spec and are up
@@ -927,7 +933,7 @@ class ModelHint(OpenStruct):
     """
 
 
-class ModelPreferences(OpenStruct):
+class ModelPreferences(OpenStruct, kw_only=True):
     """The server's preferences for model selection, requested of the client during
     sampling.
 
@@ -983,7 +989,7 @@ class ModelPreferences(OpenStruct):
     """
 
 
-class Notification(OpenStruct):
+class Notification(OpenStruct, kw_only=True):
     """The `Notification` object of the schema."""
 
     method: str
@@ -991,7 +997,7 @@ class Notification(OpenStruct):
     params: NotificationParams | UnsetType = UNSET
 
 
-class NotificationParams(OpenStruct):
+class NotificationParams(OpenStruct, kw_only=True):
     """The `NotificationParams` object of the schema."""
 
     meta: dict[str, Any] | UnsetType = msgspec.field(default=UNSET, name="_meta")
@@ -1000,7 +1006,7 @@ class NotificationParams(OpenStruct):
     """
 
 
-class PaginatedRequest(OpenStruct):
+class PaginatedRequest(OpenStruct, kw_only=True):
     """The `PaginatedRequest` object of the schema."""
 
     method: str
@@ -1008,7 +1014,7 @@ class PaginatedRequest(OpenStruct):
     params: PaginatedRequestParams | UnsetType = UNSET
 
 
-class PaginatedRequestParams(OpenStruct):
+class PaginatedRequestParams(OpenStruct, kw_only=True):
     """The `PaginatedRequestParams` object of the schema."""
 
     cursor: str | UnsetType = UNSET
@@ -1017,7 +1023,7 @@ class PaginatedRequestParams(OpenStruct):
     """
 
 
-class PaginatedResult(OpenStruct):
+class PaginatedResult(OpenStruct, kw_only=True):
     """The `PaginatedResult` object of the schema."""
 
     meta: dict[str, Any] | UnsetType = msgspec.field(default=UNSET, name="_meta")
@@ -1032,7 +1038,7 @@ class PaginatedResult(OpenStruct):
     """
 
 
-class PingRequest(OpenStruct, tag_field="method", tag="ping"):
+class PingRequest(OpenStruct, kw_only=True, tag_field="method", tag="ping"):
     """A ping, issued by either the server or the client, to check that the other
     party is still alive. The receiver must promptly respond, or else may be
     disconnected.
@@ -1041,13 +1047,13 @@ class PingRequest(OpenStruct, tag_field="method", tag="ping"):
     params: PingRequestParams | UnsetType = UNSET
 
 
-class PingRequestParams(OpenStruct):
+class PingRequestParams(OpenStruct, kw_only=True):
     """The `PingRequestParams` object of the schema."""
 
     meta: PingRequestParamsMeta | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
 
-class PingRequestParamsMeta(OpenStruct):
+class PingRequestParamsMeta(OpenStruct, kw_only=True):
     """The `PingRequestParamsMeta` object of the schema."""
 
     progress_token: ProgressToken | UnsetType = msgspec.field(
@@ -1061,7 +1067,7 @@ class PingRequestParamsMeta(OpenStruct):
 
 
 class ProgressNotification(
-    OpenStruct, tag_field="method", tag="notifications/progress"
+    OpenStruct, kw_only=True, tag_field="method", tag="notifications/progress"
 ):
     """An out-of-band notification used to inform the receiver of a progress update
     for a long-running request.
@@ -1070,7 +1076,7 @@ class ProgressNotification(
     params: ProgressNotificationParams
 
 
-class ProgressNotificationParams(OpenStruct):
+class ProgressNotificationParams(OpenStruct, kw_only=True):
     """The `ProgressNotificationParams` object of the schema."""
 
     progress: int | float
@@ -1087,7 +1093,7 @@ class ProgressNotificationParams(OpenStruct):
     """Total number of items to process (or total progress required), if known."""
 
 
-class Prompt(OpenStruct):
+class Prompt(OpenStruct, kw_only=True):
     """A prompt or prompt template that the server offers."""
 
     name: str
@@ -1100,7 +1106,7 @@ class Prompt(OpenStruct):
     """An optional description of what this prompt provides"""
 
 
-class PromptArgument(OpenStruct):
+class PromptArgument(OpenStruct, kw_only=True):
     """Describes an argument that a prompt can accept."""
 
     name: str
@@ -1114,7 +1120,10 @@ class PromptArgument(OpenStruct):
 
 
 class PromptListChangedNotification(
-    OpenStruct, tag_field="method", tag="notifications/prompts/list_changed"
+    OpenStruct,
+    kw_only=True,
+    tag_field="method",
+    tag="notifications/prompts/list_changed",
 ):
     """An optional notification from the server to the client, informing it that the
     list of prompts it offers has changed. This may be issued by servers without
@@ -1124,7 +1133,7 @@ class PromptListChangedNotification(
     params: PromptListChangedNotificationParams | UnsetType = UNSET
 
 
-class PromptListChangedNotificationParams(OpenStruct):
+class PromptListChangedNotificationParams(OpenStruct, kw_only=True):
     """The `PromptListChangedNotificationParams` object of the schema."""
 
     meta: dict[str, Any] | UnsetType = msgspec.field(default=UNSET, name="_meta")
@@ -1133,7 +1142,7 @@ class PromptListChangedNotificationParams(OpenStruct):
     """
 
 
-class PromptMessage(OpenStruct):
+class PromptMessage(OpenStruct, kw_only=True):
     """Describes a message returned as part of a prompt.
 
     This is similar to `SamplingMessage`, but also supports the embedding of
@@ -1145,20 +1154,22 @@ class PromptMessage(OpenStruct):
     role: Role
 
 
-class PromptReference(OpenStruct, tag_field="type", tag="ref/prompt"):
+class PromptReference(OpenStruct, kw_only=True, tag_field="type", tag="ref/prompt"):
     """Identifies a prompt."""
 
     name: str
     """The name of the prompt or prompt template"""
 
 
-class ReadResourceRequest(OpenStruct, tag_field="method", tag="resources/read"):
+class ReadResourceRequest(
+    OpenStruct, kw_only=True, tag_field="method", tag="resources/read"
+):
     """Sent from the client to the server, to read a specific resource URI."""
 
     params: ReadResourceRequestParams
 
 
-class ReadResourceRequestParams(OpenStruct):
+class ReadResourceRequestParams(OpenStruct, kw_only=True):
     """The `ReadResourceRequestParams` object of the schema."""
 
     uri: str
@@ -1167,7 +1178,7 @@ class ReadResourceRequestParams(OpenStruct):
     """
 
 
-class ReadResourceResult(OpenStruct):
+class ReadResourceResult(OpenStruct, kw_only=True):
     """The server's response to a resources/read request from the client."""
 
     contents: list[ReadResourceResultContentsItem]
@@ -1178,7 +1189,7 @@ class ReadResourceResult(OpenStruct):
     """
 
 
-class Request(OpenStruct):
+class Request(OpenStruct, kw_only=True):
     """The `Request` object of the schema."""
 
     method: str
@@ -1186,13 +1197,13 @@ class Request(OpenStruct):
     params: RequestParams | UnsetType = UNSET
 
 
-class RequestParams(OpenStruct):
+class RequestParams(OpenStruct, kw_only=True):
     """The `RequestParams` object of the schema."""
 
     meta: RequestParamsMeta | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
 
-class RequestParamsMeta(OpenStruct):
+class RequestParamsMeta(OpenStruct, kw_only=True):
     """The `RequestParamsMeta` object of the schema."""
 
     progress_token: ProgressToken | UnsetType = msgspec.field(
@@ -1205,7 +1216,7 @@ class RequestParamsMeta(OpenStruct):
     """
 
 
-class Resource(OpenStruct):
+class Resource(OpenStruct, kw_only=True):
     """A known resource that the server is capable of reading."""
 
     name: str
@@ -1238,7 +1249,7 @@ class Resource(OpenStruct):
     """
 
 
-class ResourceAnnotations(OpenStruct):
+class ResourceAnnotations(OpenStruct, kw_only=True):
     """The `ResourceAnnotations` object of the schema."""
 
     audience: list[Role] | UnsetType = UNSET
@@ -1261,7 +1272,7 @@ class ResourceAnnotations(OpenStruct):
     """
 
 
-class ResourceContents(OpenStruct):
+class ResourceContents(OpenStruct, kw_only=True):
     """The contents of a specific resource or sub-resource."""
 
     uri: str
@@ -1272,7 +1283,10 @@ class ResourceContents(OpenStruct):
 
 
 class ResourceListChangedNotification(
-    OpenStruct, tag_field="method", tag="notifications/resources/list_changed"
+    OpenStruct,
+    kw_only=True,
+    tag_field="method",
+    tag="notifications/resources/list_changed",
 ):
     """An optional notification from the server to the client, informing it that the
     list of resources it can read from has changed. This may be issued by servers
@@ -1282,7 +1296,7 @@ class ResourceListChangedNotification(
     params: ResourceListChangedNotificationParams | UnsetType = UNSET
 
 
-class ResourceListChangedNotificationParams(OpenStruct):
+class ResourceListChangedNotificationParams(OpenStruct, kw_only=True):
     """The `ResourceListChangedNotificationParams` object of the schema."""
 
     meta: dict[str, Any] | UnsetType = msgspec.field(default=UNSET, name="_meta")
@@ -1291,14 +1305,14 @@ class ResourceListChangedNotificationParams(OpenStruct):
     """
 
 
-class ResourceReference(OpenStruct, tag_field="type", tag="ref/resource"):
+class ResourceReference(OpenStruct, kw_only=True, tag_field="type", tag="ref/resource"):
     """A reference to a resource or resource template definition."""
 
     uri: str
     """The URI or URI template of the resource."""
 
 
-class ResourceTemplate(OpenStruct):
+class ResourceTemplate(OpenStruct, kw_only=True):
     """A template description for resources available on the server."""
 
     name: str
@@ -1327,7 +1341,7 @@ class ResourceTemplate(OpenStruct):
     """
 
 
-class ResourceTemplateAnnotations(OpenStruct):
+class ResourceTemplateAnnotations(OpenStruct, kw_only=True):
     """The `ResourceTemplateAnnotations` object of the schema."""
 
     audience: list[Role] | UnsetType = UNSET
@@ -1351,7 +1365,7 @@ class ResourceTemplateAnnotations(OpenStruct):
 
 
 class ResourceUpdatedNotification(
-    OpenStruct, tag_field="method", tag="notifications/resources/updated"
+    OpenStruct, kw_only=True, tag_field="method", tag="notifications/resources/updated"
 ):
     """A notification from the server to the client, informing it that a resource has
     changed and may need to be read again. This should only be sent if the client
@@ -1361,7 +1375,7 @@ class ResourceUpdatedNotification(
     params: ResourceUpdatedNotificationParams
 
 
-class ResourceUpdatedNotificationParams(OpenStruct):
+class ResourceUpdatedNotificationParams(OpenStruct, kw_only=True):
     """The `ResourceUpdatedNotificationParams` object of the schema."""
 
     uri: str
@@ -1370,7 +1384,7 @@ class ResourceUpdatedNotificationParams(OpenStruct):
     """
 
 
-class Result(OpenStruct):
+class Result(OpenStruct, kw_only=True):
     """The `Result` object of the schema."""
 
     meta: dict[str, Any] | UnsetType = msgspec.field(default=UNSET, name="_meta")
@@ -1379,7 +1393,7 @@ class Result(OpenStruct):
     """
 
 
-class Root(OpenStruct):
+class Root(OpenStruct, kw_only=True):
     """Represents a root directory or file that the server can operate on."""
 
     uri: str
@@ -1396,7 +1410,7 @@ class Root(OpenStruct):
 
 
 class RootsListChangedNotification(
-    OpenStruct, tag_field="method", tag="notifications/roots/list_changed"
+    OpenStruct, kw_only=True, tag_field="method", tag="notifications/roots/list_changed"
 ):
     """A notification from the client to the server, informing it that the list of
     roots has changed.
@@ -1409,7 +1423,7 @@ class RootsListChangedNotification(
     params: RootsListChangedNotificationParams | UnsetType = UNSET
 
 
-class RootsListChangedNotificationParams(OpenStruct):
+class RootsListChangedNotificationParams(OpenStruct, kw_only=True):
     """The `RootsListChangedNotificationParams` object of the schema."""
 
     meta: dict[str, Any] | UnsetType = msgspec.field(default=UNSET, name="_meta")
@@ -1418,7 +1432,7 @@ class RootsListChangedNotificationParams(OpenStruct):
     """
 
 
-class SamplingMessage(OpenStruct):
+class SamplingMessage(OpenStruct, kw_only=True):
     """Describes a message issued to or received from an LLM API."""
 
     content: SamplingMessageContent
@@ -1426,7 +1440,7 @@ class SamplingMessage(OpenStruct):
     role: Role
 
 
-class ServerCapabilities(OpenStruct):
+class ServerCapabilities(OpenStruct, kw_only=True):
     """Capabilities that a server may support. Known capabilities are defined here,
     in this schema, but this is not a closed set: any server can define its own,
     additional capabilities.
@@ -1448,14 +1462,14 @@ class ServerCapabilities(OpenStruct):
     """Present if the server offers any tools to call."""
 
 
-class ServerCapabilitiesPrompts(OpenStruct):
+class ServerCapabilitiesPrompts(OpenStruct, kw_only=True):
     """Present if the server offers any prompt templates."""
 
     list_changed: bool | UnsetType = msgspec.field(default=UNSET, name="listChanged")
     """Whether this server supports notifications for changes to the prompt list."""
 
 
-class ServerCapabilitiesResources(OpenStruct):
+class ServerCapabilitiesResources(OpenStruct, kw_only=True):
     """Present if the server offers any resources to read."""
 
     list_changed: bool | UnsetType = msgspec.field(default=UNSET, name="listChanged")
@@ -1465,20 +1479,22 @@ class ServerCapabilitiesResources(OpenStruct):
     """Whether this server supports subscribing to resource updates."""
 
 
-class ServerCapabilitiesTools(OpenStruct):
+class ServerCapabilitiesTools(OpenStruct, kw_only=True):
     """Present if the server offers any tools to call."""
 
     list_changed: bool | UnsetType = msgspec.field(default=UNSET, name="listChanged")
     """Whether this server supports notifications for changes to the tool list."""
 
 
-class SetLevelRequest(OpenStruct, tag_field="method", tag="logging/setLevel"):
+class SetLevelRequest(
+    OpenStruct, kw_only=True, tag_field="method", tag="logging/setLevel"
+):
     """A request from the client to the server, to enable or adjust logging."""
 
     params: SetLevelRequestParams
 
 
-class SetLevelRequestParams(OpenStruct):
+class SetLevelRequestParams(OpenStruct, kw_only=True):
     """The `SetLevelRequestParams` object of the schema."""
 
     level: LoggingLevel
@@ -1488,7 +1504,9 @@ class SetLevelRequestParams(OpenStruct):
     """
 
 
-class SubscribeRequest(OpenStruct, tag_field="method", tag="resources/subscribe"):
+class SubscribeRequest(
+    OpenStruct, kw_only=True, tag_field="method", tag="resources/subscribe"
+):
     """Sent from the client to request resources/updated notifications from the
     server whenever a particular resource changes.
     """
@@ -1496,7 +1514,7 @@ class SubscribeRequest(OpenStruct, tag_field="method", tag="resources/subscribe"
     params: SubscribeRequestParams
 
 
-class SubscribeRequestParams(OpenStruct):
+class SubscribeRequestParams(OpenStruct, kw_only=True):
     """The `SubscribeRequestParams` object of the schema."""
 
     uri: str
@@ -1505,7 +1523,7 @@ class SubscribeRequestParams(OpenStruct):
     """
 
 
-class TextContent(OpenStruct, tag_field="type", tag="text"):
+class TextContent(OpenStruct, kw_only=True, tag_field="type", tag="text"):
     """Text provided to or from an LLM."""
 
     text: str
@@ -1514,7 +1532,7 @@ class TextContent(OpenStruct, tag_field="type", tag="text"):
     annotations: TextContentAnnotations | UnsetType = UNSET
 
 
-class TextContentAnnotations(OpenStruct):
+class TextContentAnnotations(OpenStruct, kw_only=True):
     """The `TextContentAnnotations` object of the schema."""
 
     audience: list[Role] | UnsetType = UNSET
@@ -1537,7 +1555,7 @@ class TextContentAnnotations(OpenStruct):
     """
 
 
-class TextResourceContents(OpenStruct):
+class TextResourceContents(OpenStruct, kw_only=True):
     """The `TextResourceContents` object of the schema."""
 
     text: str
@@ -1552,7 +1570,7 @@ class TextResourceContents(OpenStruct):
     """The MIME type of this resource, if known."""
 
 
-class Tool(OpenStruct):
+class Tool(OpenStruct, kw_only=True):
     """Definition for a tool the client can call."""
 
     input_schema: ToolInputSchema = msgspec.field(name="inputSchema")
@@ -1565,7 +1583,7 @@ class Tool(OpenStruct):
     """A human-readable description of the tool."""
 
 
-class ToolInputSchema(OpenStruct):
+class ToolInputSchema(OpenStruct, kw_only=True):
     """A JSON Schema object defining the expected parameters for the tool."""
 
     type: Literal["object"]
@@ -1576,7 +1594,7 @@ class ToolInputSchema(OpenStruct):
 
 
 class ToolListChangedNotification(
-    OpenStruct, tag_field="method", tag="notifications/tools/list_changed"
+    OpenStruct, kw_only=True, tag_field="method", tag="notifications/tools/list_changed"
 ):
     """An optional notification from the server to the client, informing it that the
     list of tools it offers has changed. This may be issued by servers without any
@@ -1586,7 +1604,7 @@ class ToolListChangedNotification(
     params: ToolListChangedNotificationParams | UnsetType = UNSET
 
 
-class ToolListChangedNotificationParams(OpenStruct):
+class ToolListChangedNotificationParams(OpenStruct, kw_only=True):
     """The `ToolListChangedNotificationParams` object of the schema."""
 
     meta: dict[str, Any] | UnsetType = msgspec.field(default=UNSET, name="_meta")
@@ -1595,7 +1613,9 @@ class ToolListChangedNotificationParams(OpenStruct):
     """
 
 
-class UnsubscribeRequest(OpenStruct, tag_field="method", tag="resources/unsubscribe"):
+class UnsubscribeRequest(
+    OpenStruct, kw_only=True, tag_field="method", tag="resources/unsubscribe"
+):
     """Sent from the client to request cancellation of resources/updated
     notifications from the server. This should follow a previous
     resources/subscribe request.
@@ -1604,7 +1624,7 @@ class UnsubscribeRequest(OpenStruct, tag_field="method", tag="resources/unsubscr
     params: UnsubscribeRequestParams
 
 
-class UnsubscribeRequestParams(OpenStruct):
+class UnsubscribeRequestParams(OpenStruct, kw_only=True):
     """The `UnsubscribeRequestParams` object of the schema."""
 
     uri: str

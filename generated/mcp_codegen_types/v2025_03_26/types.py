@@ -154,7 +154,7 @@ PROTOCOL_VERSION: Final = "2025-03-26"
 """The protocol version string of this revision."""
 
 
-class Annotations(OpenStruct):
+class Annotations(OpenStruct, kw_only=True):
     """Optional annotations for the client. The client can use annotations to inform
     how objects are used or displayed
     """
@@ -179,7 +179,7 @@ class Annotations(OpenStruct):
     """
 
 
-class AudioContent(OpenStruct, tag_field="type", tag="audio"):
+class AudioContent(OpenStruct, kw_only=True, tag_field="type", tag="audio"):
     """Audio provided to or from an LLM."""
 
     data: str
@@ -194,7 +194,7 @@ class AudioContent(OpenStruct, tag_field="type", tag="audio"):
     """Optional annotations for the client."""
 
 
-class BlobResourceContents(OpenStruct):
+class BlobResourceContents(OpenStruct, kw_only=True):
     """The `BlobResourceContents` object of the schema."""
 
     blob: str
@@ -207,13 +207,13 @@ class BlobResourceContents(OpenStruct):
     """The MIME type of this resource, if known."""
 
 
-class CallToolRequest(OpenStruct, tag_field="method", tag="tools/call"):
+class CallToolRequest(OpenStruct, kw_only=True, tag_field="method", tag="tools/call"):
     """Used by the client to invoke a tool provided by the server."""
 
     params: CallToolRequestParams
 
 
-class CallToolRequestParams(OpenStruct):
+class CallToolRequestParams(OpenStruct, kw_only=True):
     """The `CallToolRequestParams` object of the schema."""
 
     name: str
@@ -221,7 +221,7 @@ class CallToolRequestParams(OpenStruct):
     arguments: dict[str, Any] | UnsetType = UNSET
 
 
-class CallToolResult(OpenStruct):
+class CallToolResult(OpenStruct, kw_only=True):
     """The server's response to a tool call.
 
     Any errors that originate from the tool SHOULD be reported inside the result
@@ -249,7 +249,7 @@ class CallToolResult(OpenStruct):
 
 
 class CancelledNotification(
-    OpenStruct, tag_field="method", tag="notifications/cancelled"
+    OpenStruct, kw_only=True, tag_field="method", tag="notifications/cancelled"
 ):
     """This notification can be sent by either side to indicate that it is cancelling
     a previously-issued request.
@@ -267,7 +267,7 @@ class CancelledNotification(
     params: CancelledNotificationParams
 
 
-class CancelledNotificationParams(OpenStruct):
+class CancelledNotificationParams(OpenStruct, kw_only=True):
     """The `CancelledNotificationParams` object of the schema."""
 
     request_id: RequestId = msgspec.field(name="requestId")
@@ -283,7 +283,7 @@ class CancelledNotificationParams(OpenStruct):
     """
 
 
-class ClientCapabilities(OpenStruct):
+class ClientCapabilities(OpenStruct, kw_only=True):
     """Capabilities a client may support. Known capabilities are defined here, in
     this schema, but this is not a closed set: any client can define its own,
     additional capabilities.
@@ -299,20 +299,22 @@ class ClientCapabilities(OpenStruct):
     """Present if the client supports sampling from an LLM."""
 
 
-class ClientCapabilitiesRoots(OpenStruct):
+class ClientCapabilitiesRoots(OpenStruct, kw_only=True):
     """Present if the client supports listing roots."""
 
     list_changed: bool | UnsetType = msgspec.field(default=UNSET, name="listChanged")
     """Whether the client supports notifications for changes to the roots list."""
 
 
-class CompleteRequest(OpenStruct, tag_field="method", tag="completion/complete"):
+class CompleteRequest(
+    OpenStruct, kw_only=True, tag_field="method", tag="completion/complete"
+):
     """A request from the client to the server, to ask for completion options."""
 
     params: CompleteRequestParams
 
 
-class CompleteRequestParams(OpenStruct):
+class CompleteRequestParams(OpenStruct, kw_only=True):
     """The `CompleteRequestParams` object of the schema."""
 
     argument: CompleteRequestParamsArgument
@@ -321,7 +323,7 @@ class CompleteRequestParams(OpenStruct):
     ref: CompleteRequestParamsRef
 
 
-class CompleteRequestParamsArgument(OpenStruct):
+class CompleteRequestParamsArgument(OpenStruct, kw_only=True):
     """The argument's information"""
 
     name: str
@@ -331,7 +333,7 @@ class CompleteRequestParamsArgument(OpenStruct):
     """The value of the argument to use for completion matching."""
 
 
-class CompleteResult(OpenStruct):
+class CompleteResult(OpenStruct, kw_only=True):
     """The server's response to a completion/complete request"""
 
     completion: CompleteResultCompletion
@@ -342,7 +344,7 @@ class CompleteResult(OpenStruct):
     """
 
 
-class CompleteResultCompletion(OpenStruct):
+class CompleteResultCompletion(OpenStruct, kw_only=True):
     """The `CompleteResultCompletion` object of the schema."""
 
     values: list[str]
@@ -360,7 +362,7 @@ class CompleteResultCompletion(OpenStruct):
 
 
 class CreateMessageRequest(
-    OpenStruct, tag_field="method", tag="sampling/createMessage"
+    OpenStruct, kw_only=True, tag_field="method", tag="sampling/createMessage"
 ):
     """A request from the server to sample an LLM via the client. The client has full
     discretion over which model to select. The client should also inform the user
@@ -371,7 +373,7 @@ class CreateMessageRequest(
     params: CreateMessageRequestParams
 
 
-class CreateMessageRequestParams(OpenStruct):
+class CreateMessageRequestParams(OpenStruct, kw_only=True):
     """The `CreateMessageRequestParams` object of the schema."""
 
     max_tokens: int = msgspec.field(name="maxTokens")
@@ -412,7 +414,7 @@ class CreateMessageRequestParams(OpenStruct):
     temperature: int | float | UnsetType = UNSET
 
 
-class CreateMessageResult(OpenStruct):
+class CreateMessageResult(OpenStruct, kw_only=True):
     """The client's response to a sampling/create_message request from the server.
     The client should inform the user before returning the sampled message, to
     allow them to inspect the response (human in the loop) and decide whether to
@@ -435,7 +437,7 @@ class CreateMessageResult(OpenStruct):
     """The reason why sampling stopped, if known."""
 
 
-class EmbeddedResource(OpenStruct, tag_field="type", tag="resource"):
+class EmbeddedResource(OpenStruct, kw_only=True, tag_field="type", tag="resource"):
     """The contents of a resource, embedded into a prompt or tool call result.
 
     It is up to the client how best to render embedded resources for the benefit
@@ -448,13 +450,13 @@ class EmbeddedResource(OpenStruct, tag_field="type", tag="resource"):
     """Optional annotations for the client."""
 
 
-class GetPromptRequest(OpenStruct, tag_field="method", tag="prompts/get"):
+class GetPromptRequest(OpenStruct, kw_only=True, tag_field="method", tag="prompts/get"):
     """Used by the client to get a prompt provided by the server."""
 
     params: GetPromptRequestParams
 
 
-class GetPromptRequestParams(OpenStruct):
+class GetPromptRequestParams(OpenStruct, kw_only=True):
     """The `GetPromptRequestParams` object of the schema."""
 
     name: str
@@ -464,7 +466,7 @@ class GetPromptRequestParams(OpenStruct):
     """Arguments to use for templating the prompt."""
 
 
-class GetPromptResult(OpenStruct):
+class GetPromptResult(OpenStruct, kw_only=True):
     """The server's response to a prompts/get request from the client."""
 
     messages: list[PromptMessage]
@@ -478,7 +480,7 @@ class GetPromptResult(OpenStruct):
     """
 
 
-class ImageContent(OpenStruct, tag_field="type", tag="image"):
+class ImageContent(OpenStruct, kw_only=True, tag_field="type", tag="image"):
     """An image provided to or from an LLM."""
 
     data: str
@@ -493,7 +495,7 @@ class ImageContent(OpenStruct, tag_field="type", tag="image"):
     """Optional annotations for the client."""
 
 
-class Implementation(OpenStruct):
+class Implementation(OpenStruct, kw_only=True):
     """Describes the name and version of an MCP implementation."""
 
     name: str
@@ -501,7 +503,7 @@ class Implementation(OpenStruct):
     version: str
 
 
-class InitializeRequest(OpenStruct, tag_field="method", tag="initialize"):
+class InitializeRequest(OpenStruct, kw_only=True, tag_field="method", tag="initialize"):
     """This request is sent from the client to the server when it first connects,
     asking it to begin initialization.
     """
@@ -509,7 +511,7 @@ class InitializeRequest(OpenStruct, tag_field="method", tag="initialize"):
     params: InitializeRequestParams
 
 
-class InitializeRequestParams(OpenStruct):
+class InitializeRequestParams(OpenStruct, kw_only=True):
     """The `InitializeRequestParams` object of the schema."""
 
     capabilities: ClientCapabilities
@@ -522,7 +524,7 @@ class InitializeRequestParams(OpenStruct):
     """
 
 
-class InitializeResult(OpenStruct):
+class InitializeResult(OpenStruct, kw_only=True):
     """After receiving an initialize request from the client, the server sends this
     response.
     """
@@ -552,7 +554,7 @@ class InitializeResult(OpenStruct):
 
 
 class InitializedNotification(
-    OpenStruct, tag_field="method", tag="notifications/initialized"
+    OpenStruct, kw_only=True, tag_field="method", tag="notifications/initialized"
 ):
     """This notification is sent from the client to the server after initialization
     has finished.
@@ -561,7 +563,7 @@ class InitializedNotification(
     params: InitializedNotificationParams | UnsetType = UNSET
 
 
-class InitializedNotificationParams(OpenStruct):
+class InitializedNotificationParams(OpenStruct, kw_only=True):
     """The `InitializedNotificationParams` object of the schema."""
 
     meta: dict[str, Any] | UnsetType = msgspec.field(default=UNSET, name="_meta")
@@ -570,7 +572,7 @@ class InitializedNotificationParams(OpenStruct):
     """
 
 
-class JSONRPCError(OpenStruct):
+class JSONRPCError(OpenStruct, kw_only=True):
     """A response to a request that indicates an error occurred."""
 
     error: JSONRPCErrorError
@@ -580,7 +582,7 @@ class JSONRPCError(OpenStruct):
     jsonrpc: Literal["2.0"]
 
 
-class JSONRPCErrorError(OpenStruct):
+class JSONRPCErrorError(OpenStruct, kw_only=True):
     """The `JSONRPCErrorError` object of the schema."""
 
     code: int
@@ -597,7 +599,7 @@ class JSONRPCErrorError(OpenStruct):
     """
 
 
-class JSONRPCNotification(OpenStruct):
+class JSONRPCNotification(OpenStruct, kw_only=True):
     """A notification which does not expect a response."""
 
     jsonrpc: Literal["2.0"]
@@ -607,7 +609,7 @@ class JSONRPCNotification(OpenStruct):
     params: JSONRPCNotificationParams | UnsetType = UNSET
 
 
-class JSONRPCNotificationParams(OpenStruct):
+class JSONRPCNotificationParams(OpenStruct, kw_only=True):
     """The `JSONRPCNotificationParams` object of the schema."""
 
     meta: dict[str, Any] | UnsetType = msgspec.field(default=UNSET, name="_meta")
@@ -616,7 +618,7 @@ class JSONRPCNotificationParams(OpenStruct):
     """
 
 
-class JSONRPCRequest(OpenStruct):
+class JSONRPCRequest(OpenStruct, kw_only=True):
     """A request that expects a response."""
 
     id: RequestId
@@ -628,7 +630,7 @@ class JSONRPCRequest(OpenStruct):
     params: JSONRPCRequestParams | UnsetType = UNSET
 
 
-class JSONRPCRequestParams(OpenStruct):
+class JSONRPCRequestParams(OpenStruct, kw_only=True):
     """The `JSONRPCRequestParams` object of the schema."""
 
     meta: JSONRPCRequestParamsMeta | UnsetType = msgspec.field(
@@ -636,7 +638,7 @@ class JSONRPCRequestParams(OpenStruct):
     )
 
 
-class JSONRPCRequestParamsMeta(OpenStruct):
+class JSONRPCRequestParamsMeta(OpenStruct, kw_only=True):
     """The `JSONRPCRequestParamsMeta` object of the schema."""
 
     progress_token: ProgressToken | UnsetType = msgspec.field(
@@ -649,7 +651,7 @@ class JSONRPCRequestParamsMeta(OpenStruct):
     """
 
 
-class JSONRPCResponse(OpenStruct):
+class JSONRPCResponse(OpenStruct, kw_only=True):
     """A successful (non-error) response to a request."""
 
     id: RequestId
@@ -659,7 +661,9 @@ class JSONRPCResponse(OpenStruct):
     result: Result
 
 
-class ListPromptsRequest(OpenStruct, tag_field="method", tag="prompts/list"):
+class ListPromptsRequest(
+    OpenStruct, kw_only=True, tag_field="method", tag="prompts/list"
+):
     """Sent from the client to request a list of prompts and prompt templates the
     server has.
     """
@@ -667,7 +671,7 @@ class ListPromptsRequest(OpenStruct, tag_field="method", tag="prompts/list"):
     params: ListPromptsRequestParams | UnsetType = UNSET
 
 
-class ListPromptsRequestParams(OpenStruct):
+class ListPromptsRequestParams(OpenStruct, kw_only=True):
     """The `ListPromptsRequestParams` object of the schema."""
 
     cursor: str | UnsetType = UNSET
@@ -676,7 +680,7 @@ class ListPromptsRequestParams(OpenStruct):
     """
 
 
-class ListPromptsResult(OpenStruct):
+class ListPromptsResult(OpenStruct, kw_only=True):
     """The server's response to a prompts/list request from the client."""
 
     prompts: list[Prompt]
@@ -694,14 +698,14 @@ class ListPromptsResult(OpenStruct):
 
 
 class ListResourceTemplatesRequest(
-    OpenStruct, tag_field="method", tag="resources/templates/list"
+    OpenStruct, kw_only=True, tag_field="method", tag="resources/templates/list"
 ):
     """Sent from the client to request a list of resource templates the server has."""
 
     params: ListResourceTemplatesRequestParams | UnsetType = UNSET
 
 
-class ListResourceTemplatesRequestParams(OpenStruct):
+class ListResourceTemplatesRequestParams(OpenStruct, kw_only=True):
     """The `ListResourceTemplatesRequestParams` object of the schema."""
 
     cursor: str | UnsetType = UNSET
@@ -710,7 +714,7 @@ class ListResourceTemplatesRequestParams(OpenStruct):
     """
 
 
-class ListResourceTemplatesResult(OpenStruct):
+class ListResourceTemplatesResult(OpenStruct, kw_only=True):
     """The server's response to a resources/templates/list request from the client."""
 
     resource_templates: list[ResourceTemplate] = msgspec.field(name="resourceTemplates")
@@ -727,13 +731,15 @@ class ListResourceTemplatesResult(OpenStruct):
     """
 
 
-class ListResourcesRequest(OpenStruct, tag_field="method", tag="resources/list"):
+class ListResourcesRequest(
+    OpenStruct, kw_only=True, tag_field="method", tag="resources/list"
+):
     """Sent from the client to request a list of resources the server has."""
 
     params: ListResourcesRequestParams | UnsetType = UNSET
 
 
-class ListResourcesRequestParams(OpenStruct):
+class ListResourcesRequestParams(OpenStruct, kw_only=True):
     """The `ListResourcesRequestParams` object of the schema."""
 
     cursor: str | UnsetType = UNSET
@@ -742,7 +748,7 @@ class ListResourcesRequestParams(OpenStruct):
     """
 
 
-class ListResourcesResult(OpenStruct):
+class ListResourcesResult(OpenStruct, kw_only=True):
     """The server's response to a resources/list request from the client."""
 
     resources: list[Resource]
@@ -759,7 +765,7 @@ class ListResourcesResult(OpenStruct):
     """
 
 
-class ListRootsRequest(OpenStruct, tag_field="method", tag="roots/list"):
+class ListRootsRequest(OpenStruct, kw_only=True, tag_field="method", tag="roots/list"):
     """Sent from the server to request a list of root URIs from the client. Roots
     allow
     servers to ask for specific directories or files to operate on. A common
@@ -777,7 +783,7 @@ class ListRootsRequest(OpenStruct, tag_field="method", tag="roots/list"):
     params: ListRootsRequestParams | UnsetType = UNSET
 
 
-class ListRootsRequestParams(OpenStruct):
+class ListRootsRequestParams(OpenStruct, kw_only=True):
     """The `ListRootsRequestParams` object of the schema."""
 
     meta: ListRootsRequestParamsMeta | UnsetType = msgspec.field(
@@ -785,7 +791,7 @@ class ListRootsRequestParams(OpenStruct):
     )
 
 
-class ListRootsRequestParamsMeta(OpenStruct):
+class ListRootsRequestParamsMeta(OpenStruct, kw_only=True):
     """The `ListRootsRequestParamsMeta` object of the schema."""
 
     progress_token: ProgressToken | UnsetType = msgspec.field(
@@ -798,7 +804,7 @@ class ListRootsRequestParamsMeta(OpenStruct):
     """
 
 
-class ListRootsResult(OpenStruct):
+class ListRootsResult(OpenStruct, kw_only=True):
     """The client's response to a roots/list request from the server.
     This result contains an array of Root objects, each representing a root
     directory
@@ -813,13 +819,13 @@ class ListRootsResult(OpenStruct):
     """
 
 
-class ListToolsRequest(OpenStruct, tag_field="method", tag="tools/list"):
+class ListToolsRequest(OpenStruct, kw_only=True, tag_field="method", tag="tools/list"):
     """Sent from the client to request a list of tools the server has."""
 
     params: ListToolsRequestParams | UnsetType = UNSET
 
 
-class ListToolsRequestParams(OpenStruct):
+class ListToolsRequestParams(OpenStruct, kw_only=True):
     """The `ListToolsRequestParams` object of the schema."""
 
     cursor: str | UnsetType = UNSET
@@ -828,7 +834,7 @@ class ListToolsRequestParams(OpenStruct):
     """
 
 
-class ListToolsResult(OpenStruct):
+class ListToolsResult(OpenStruct, kw_only=True):
     """The server's response to a tools/list request from the client."""
 
     tools: list[Tool]
@@ -846,7 +852,7 @@ class ListToolsResult(OpenStruct):
 
 
 class LoggingMessageNotification(
-    OpenStruct, tag_field="method", tag="notifications/message"
+    OpenStruct, kw_only=True, tag_field="method", tag="notifications/message"
 ):
     """Notification of a log message passed from server to client. If no
     logging/setLevel request has been sent from the client, the server MAY decide
@@ -856,7 +862,7 @@ class LoggingMessageNotification(
     params: LoggingMessageNotificationParams
 
 
-class LoggingMessageNotificationParams(OpenStruct):
+class LoggingMessageNotificationParams(OpenStruct, kw_only=True):
     """The `LoggingMessageNotificationParams` object of the schema."""
 
     data: Any
@@ -871,7 +877,7 @@ class LoggingMessageNotificationParams(OpenStruct):
     """An optional name of the logger issuing this message."""
 
 
-class ModelHint(OpenStruct):
+class ModelHint(OpenStruct, kw_only=True):
     """Hints to use for model selection.
 
     Keys not declared here are currently left unspecified by the spec and are up
@@ -893,7 +899,7 @@ class ModelHint(OpenStruct):
     """
 
 
-class ModelPreferences(OpenStruct):
+class ModelPreferences(OpenStruct, kw_only=True):
     """The server's preferences for model selection, requested of the client during
     sampling.
 
@@ -949,7 +955,7 @@ class ModelPreferences(OpenStruct):
     """
 
 
-class Notification(OpenStruct):
+class Notification(OpenStruct, kw_only=True):
     """The `Notification` object of the schema."""
 
     method: str
@@ -957,7 +963,7 @@ class Notification(OpenStruct):
     params: NotificationParams | UnsetType = UNSET
 
 
-class NotificationParams(OpenStruct):
+class NotificationParams(OpenStruct, kw_only=True):
     """The `NotificationParams` object of the schema."""
 
     meta: dict[str, Any] | UnsetType = msgspec.field(default=UNSET, name="_meta")
@@ -966,7 +972,7 @@ class NotificationParams(OpenStruct):
     """
 
 
-class PaginatedRequest(OpenStruct):
+class PaginatedRequest(OpenStruct, kw_only=True):
     """The `PaginatedRequest` object of the schema."""
 
     method: str
@@ -974,7 +980,7 @@ class PaginatedRequest(OpenStruct):
     params: PaginatedRequestParams | UnsetType = UNSET
 
 
-class PaginatedRequestParams(OpenStruct):
+class PaginatedRequestParams(OpenStruct, kw_only=True):
     """The `PaginatedRequestParams` object of the schema."""
 
     cursor: str | UnsetType = UNSET
@@ -983,7 +989,7 @@ class PaginatedRequestParams(OpenStruct):
     """
 
 
-class PaginatedResult(OpenStruct):
+class PaginatedResult(OpenStruct, kw_only=True):
     """The `PaginatedResult` object of the schema."""
 
     meta: dict[str, Any] | UnsetType = msgspec.field(default=UNSET, name="_meta")
@@ -998,7 +1004,7 @@ class PaginatedResult(OpenStruct):
     """
 
 
-class PingRequest(OpenStruct, tag_field="method", tag="ping"):
+class PingRequest(OpenStruct, kw_only=True, tag_field="method", tag="ping"):
     """A ping, issued by either the server or the client, to check that the other
     party is still alive. The receiver must promptly respond, or else may be
     disconnected.
@@ -1007,13 +1013,13 @@ class PingRequest(OpenStruct, tag_field="method", tag="ping"):
     params: PingRequestParams | UnsetType = UNSET
 
 
-class PingRequestParams(OpenStruct):
+class PingRequestParams(OpenStruct, kw_only=True):
     """The `PingRequestParams` object of the schema."""
 
     meta: PingRequestParamsMeta | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
 
-class PingRequestParamsMeta(OpenStruct):
+class PingRequestParamsMeta(OpenStruct, kw_only=True):
     """The `PingRequestParamsMeta` object of the schema."""
 
     progress_token: ProgressToken | UnsetType = msgspec.field(
@@ -1027,7 +1033,7 @@ class PingRequestParamsMeta(OpenStruct):
 
 
 class ProgressNotification(
-    OpenStruct, tag_field="method", tag="notifications/progress"
+    OpenStruct, kw_only=True, tag_field="method", tag="notifications/progress"
 ):
     """An out-of-band notification used to inform the receiver of a progress update
     for a long-running request.
@@ -1036,7 +1042,7 @@ class ProgressNotification(
     params: ProgressNotificationParams
 
 
-class ProgressNotificationParams(OpenStruct):
+class ProgressNotificationParams(OpenStruct, kw_only=True):
     """The `ProgressNotificationParams` object of the schema."""
 
     progress: int | float
@@ -1056,7 +1062,7 @@ class ProgressNotificationParams(OpenStruct):
     """Total number of items to process (or total progress required), if known."""
 
 
-class Prompt(OpenStruct):
+class Prompt(OpenStruct, kw_only=True):
     """A prompt or prompt template that the server offers."""
 
     name: str
@@ -1069,7 +1075,7 @@ class Prompt(OpenStruct):
     """An optional description of what this prompt provides"""
 
 
-class PromptArgument(OpenStruct):
+class PromptArgument(OpenStruct, kw_only=True):
     """Describes an argument that a prompt can accept."""
 
     name: str
@@ -1083,7 +1089,10 @@ class PromptArgument(OpenStruct):
 
 
 class PromptListChangedNotification(
-    OpenStruct, tag_field="method", tag="notifications/prompts/list_changed"
+    OpenStruct,
+    kw_only=True,
+    tag_field="method",
+    tag="notifications/prompts/list_changed",
 ):
     """An optional notification from the server to the client, informing it that the
     list of prompts it offers has changed. This may be issued by servers without
@@ -1093,7 +1102,7 @@ class PromptListChangedNotification(
     params: PromptListChangedNotificationParams | UnsetType = UNSET
 
 
-class PromptListChangedNotificationParams(OpenStruct):
+class PromptListChangedNotificationParams(OpenStruct, kw_only=True):
     """The `PromptListChangedNotificationParams` object of the schema."""
 
     meta: dict[str, Any] | UnsetType = msgspec.field(default=UNSET, name="_meta")
@@ -1102,7 +1111,7 @@ class PromptListChangedNotificationParams(OpenStruct):
     """
 
 
-class PromptMessage(OpenStruct):
+class PromptMessage(OpenStruct, kw_only=True):
     """Describes a message returned as part of a prompt.
 
     This is similar to `SamplingMessage`, but also supports the embedding of
@@ -1114,20 +1123,22 @@ class PromptMessage(OpenStruct):
     role: Role
 
 
-class PromptReference(OpenStruct, tag_field="type", tag="ref/prompt"):
+class PromptReference(OpenStruct, kw_only=True, tag_field="type", tag="ref/prompt"):
     """Identifies a prompt."""
 
     name: str
     """The name of the prompt or prompt template"""
 
 
-class ReadResourceRequest(OpenStruct, tag_field="method", tag="resources/read"):
+class ReadResourceRequest(
+    OpenStruct, kw_only=True, tag_field="method", tag="resources/read"
+):
     """Sent from the client to the server, to read a specific resource URI."""
 
     params: ReadResourceRequestParams
 
 
-class ReadResourceRequestParams(OpenStruct):
+class ReadResourceRequestParams(OpenStruct, kw_only=True):
     """The `ReadResourceRequestParams` object of the schema."""
 
     uri: str
@@ -1136,7 +1147,7 @@ class ReadResourceRequestParams(OpenStruct):
     """
 
 
-class ReadResourceResult(OpenStruct):
+class ReadResourceResult(OpenStruct, kw_only=True):
     """The server's response to a resources/read request from the client."""
 
     contents: list[ReadResourceResultContentsItem]
@@ -1147,7 +1158,7 @@ class ReadResourceResult(OpenStruct):
     """
 
 
-class Request(OpenStruct):
+class Request(OpenStruct, kw_only=True):
     """The `Request` object of the schema."""
 
     method: str
@@ -1155,13 +1166,13 @@ class Request(OpenStruct):
     params: RequestParams | UnsetType = UNSET
 
 
-class RequestParams(OpenStruct):
+class RequestParams(OpenStruct, kw_only=True):
     """The `RequestParams` object of the schema."""
 
     meta: RequestParamsMeta | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
 
-class RequestParamsMeta(OpenStruct):
+class RequestParamsMeta(OpenStruct, kw_only=True):
     """The `RequestParamsMeta` object of the schema."""
 
     progress_token: ProgressToken | UnsetType = msgspec.field(
@@ -1174,7 +1185,7 @@ class RequestParamsMeta(OpenStruct):
     """
 
 
-class Resource(OpenStruct):
+class Resource(OpenStruct, kw_only=True):
     """A known resource that the server is capable of reading."""
 
     name: str
@@ -1208,7 +1219,7 @@ class Resource(OpenStruct):
     """
 
 
-class ResourceContents(OpenStruct):
+class ResourceContents(OpenStruct, kw_only=True):
     """The contents of a specific resource or sub-resource."""
 
     uri: str
@@ -1219,7 +1230,10 @@ class ResourceContents(OpenStruct):
 
 
 class ResourceListChangedNotification(
-    OpenStruct, tag_field="method", tag="notifications/resources/list_changed"
+    OpenStruct,
+    kw_only=True,
+    tag_field="method",
+    tag="notifications/resources/list_changed",
 ):
     """An optional notification from the server to the client, informing it that the
     list of resources it can read from has changed. This may be issued by servers
@@ -1229,7 +1243,7 @@ class ResourceListChangedNotification(
     params: ResourceListChangedNotificationParams | UnsetType = UNSET
 
 
-class ResourceListChangedNotificationParams(OpenStruct):
+class ResourceListChangedNotificationParams(OpenStruct, kw_only=True):
     """The `ResourceListChangedNotificationParams` object of the schema."""
 
     meta: dict[str, Any] | UnsetType = msgspec.field(default=UNSET, name="_meta")
@@ -1238,14 +1252,14 @@ class ResourceListChangedNotificationParams(OpenStruct):
     """
 
 
-class ResourceReference(OpenStruct, tag_field="type", tag="ref/resource"):
+class ResourceReference(OpenStruct, kw_only=True, tag_field="type", tag="ref/resource"):
     """A reference to a resource or resource template definition."""
 
     uri: str
     """The URI or URI template of the resource."""
 
 
-class ResourceTemplate(OpenStruct):
+class ResourceTemplate(OpenStruct, kw_only=True):
     """A template description for resources available on the server."""
 
     name: str
@@ -1276,7 +1290,7 @@ class ResourceTemplate(OpenStruct):
 
 
 class ResourceUpdatedNotification(
-    OpenStruct, tag_field="method", tag="notifications/resources/updated"
+    OpenStruct, kw_only=True, tag_field="method", tag="notifications/resources/updated"
 ):
     """A notification from the server to the client, informing it that a resource has
     changed and may need to be read again. This should only be sent if the client
@@ -1286,7 +1300,7 @@ class ResourceUpdatedNotification(
     params: ResourceUpdatedNotificationParams
 
 
-class ResourceUpdatedNotificationParams(OpenStruct):
+class ResourceUpdatedNotificationParams(OpenStruct, kw_only=True):
     """The `ResourceUpdatedNotificationParams` object of the schema."""
 
     uri: str
@@ -1295,7 +1309,7 @@ class ResourceUpdatedNotificationParams(OpenStruct):
     """
 
 
-class Result(OpenStruct):
+class Result(OpenStruct, kw_only=True):
     """The `Result` object of the schema."""
 
     meta: dict[str, Any] | UnsetType = msgspec.field(default=UNSET, name="_meta")
@@ -1304,7 +1318,7 @@ class Result(OpenStruct):
     """
 
 
-class Root(OpenStruct):
+class Root(OpenStruct, kw_only=True):
     """Represents a root directory or file that the server can operate on."""
 
     uri: str
@@ -1321,7 +1335,7 @@ class Root(OpenStruct):
 
 
 class RootsListChangedNotification(
-    OpenStruct, tag_field="method", tag="notifications/roots/list_changed"
+    OpenStruct, kw_only=True, tag_field="method", tag="notifications/roots/list_changed"
 ):
     """A notification from the client to the server, informing it that the list of
     roots has changed.
@@ -1334,7 +1348,7 @@ class RootsListChangedNotification(
     params: RootsListChangedNotificationParams | UnsetType = UNSET
 
 
-class RootsListChangedNotificationParams(OpenStruct):
+class RootsListChangedNotificationParams(OpenStruct, kw_only=True):
     """The `RootsListChangedNotificationParams` object of the schema."""
 
     meta: dict[str, Any] | UnsetType = msgspec.field(default=UNSET, name="_meta")
@@ -1343,7 +1357,7 @@ class RootsListChangedNotificationParams(OpenStruct):
     """
 
 
-class SamplingMessage(OpenStruct):
+class SamplingMessage(OpenStruct, kw_only=True):
     """Describes a message issued to or received from an LLM API."""
 
     content: SamplingMessageContent
@@ -1351,7 +1365,7 @@ class SamplingMessage(OpenStruct):
     role: Role
 
 
-class ServerCapabilities(OpenStruct):
+class ServerCapabilities(OpenStruct, kw_only=True):
     """Capabilities that a server may support. Known capabilities are defined here,
     in this schema, but this is not a closed set: any server can define its own,
     additional capabilities.
@@ -1376,14 +1390,14 @@ class ServerCapabilities(OpenStruct):
     """Present if the server offers any tools to call."""
 
 
-class ServerCapabilitiesPrompts(OpenStruct):
+class ServerCapabilitiesPrompts(OpenStruct, kw_only=True):
     """Present if the server offers any prompt templates."""
 
     list_changed: bool | UnsetType = msgspec.field(default=UNSET, name="listChanged")
     """Whether this server supports notifications for changes to the prompt list."""
 
 
-class ServerCapabilitiesResources(OpenStruct):
+class ServerCapabilitiesResources(OpenStruct, kw_only=True):
     """Present if the server offers any resources to read."""
 
     list_changed: bool | UnsetType = msgspec.field(default=UNSET, name="listChanged")
@@ -1393,20 +1407,22 @@ class ServerCapabilitiesResources(OpenStruct):
     """Whether this server supports subscribing to resource updates."""
 
 
-class ServerCapabilitiesTools(OpenStruct):
+class ServerCapabilitiesTools(OpenStruct, kw_only=True):
     """Present if the server offers any tools to call."""
 
     list_changed: bool | UnsetType = msgspec.field(default=UNSET, name="listChanged")
     """Whether this server supports notifications for changes to the tool list."""
 
 
-class SetLevelRequest(OpenStruct, tag_field="method", tag="logging/setLevel"):
+class SetLevelRequest(
+    OpenStruct, kw_only=True, tag_field="method", tag="logging/setLevel"
+):
     """A request from the client to the server, to enable or adjust logging."""
 
     params: SetLevelRequestParams
 
 
-class SetLevelRequestParams(OpenStruct):
+class SetLevelRequestParams(OpenStruct, kw_only=True):
     """The `SetLevelRequestParams` object of the schema."""
 
     level: LoggingLevel
@@ -1416,7 +1432,9 @@ class SetLevelRequestParams(OpenStruct):
     """
 
 
-class SubscribeRequest(OpenStruct, tag_field="method", tag="resources/subscribe"):
+class SubscribeRequest(
+    OpenStruct, kw_only=True, tag_field="method", tag="resources/subscribe"
+):
     """Sent from the client to request resources/updated notifications from the
     server whenever a particular resource changes.
     """
@@ -1424,7 +1442,7 @@ class SubscribeRequest(OpenStruct, tag_field="method", tag="resources/subscribe"
     params: SubscribeRequestParams
 
 
-class SubscribeRequestParams(OpenStruct):
+class SubscribeRequestParams(OpenStruct, kw_only=True):
     """The `SubscribeRequestParams` object of the schema."""
 
     uri: str
@@ -1433,7 +1451,7 @@ class SubscribeRequestParams(OpenStruct):
     """
 
 
-class TextContent(OpenStruct, tag_field="type", tag="text"):
+class TextContent(OpenStruct, kw_only=True, tag_field="type", tag="text"):
     """Text provided to or from an LLM."""
 
     text: str
@@ -1443,7 +1461,7 @@ class TextContent(OpenStruct, tag_field="type", tag="text"):
     """Optional annotations for the client."""
 
 
-class TextResourceContents(OpenStruct):
+class TextResourceContents(OpenStruct, kw_only=True):
     """The `TextResourceContents` object of the schema."""
 
     text: str
@@ -1458,7 +1476,7 @@ class TextResourceContents(OpenStruct):
     """The MIME type of this resource, if known."""
 
 
-class Tool(OpenStruct):
+class Tool(OpenStruct, kw_only=True):
     """Definition for a tool the client can call."""
 
     input_schema: ToolInputSchema = msgspec.field(name="inputSchema")
@@ -1478,7 +1496,7 @@ class Tool(OpenStruct):
     """
 
 
-class ToolAnnotations(OpenStruct):
+class ToolAnnotations(OpenStruct, kw_only=True):
     """Additional properties describing a Tool to clients.
 
     NOTE: all properties in ToolAnnotations are **hints**.
@@ -1532,7 +1550,7 @@ class ToolAnnotations(OpenStruct):
     """A human-readable title for the tool."""
 
 
-class ToolInputSchema(OpenStruct):
+class ToolInputSchema(OpenStruct, kw_only=True):
     """A JSON Schema object defining the expected parameters for the tool."""
 
     type: Literal["object"]
@@ -1543,7 +1561,7 @@ class ToolInputSchema(OpenStruct):
 
 
 class ToolListChangedNotification(
-    OpenStruct, tag_field="method", tag="notifications/tools/list_changed"
+    OpenStruct, kw_only=True, tag_field="method", tag="notifications/tools/list_changed"
 ):
     """An optional notification from the server to the client, informing it that the
     list of tools it offers has changed. This may be issued by servers without any
@@ -1553,7 +1571,7 @@ class ToolListChangedNotification(
     params: ToolListChangedNotificationParams | UnsetType = UNSET
 
 
-class ToolListChangedNotificationParams(OpenStruct):
+class ToolListChangedNotificationParams(OpenStruct, kw_only=True):
     """The `ToolListChangedNotificationParams` object of the schema."""
 
     meta: dict[str, Any] | UnsetType = msgspec.field(default=UNSET, name="_meta")
@@ -1562,7 +1580,9 @@ class ToolListChangedNotificationParams(OpenStruct):
     """
 
 
-class UnsubscribeRequest(OpenStruct, tag_field="method", tag="resources/unsubscribe"):
+class UnsubscribeRequest(
+    OpenStruct, kw_only=True, tag_field="method", tag="resources/unsubscribe"
+):
     """Sent from the client to request cancellation of resources/updated
     notifications from the server. This should follow a previous
     resources/subscribe request.
@@ -1571,7 +1591,7 @@ class UnsubscribeRequest(OpenStruct, tag_field="method", tag="resources/unsubscr
     params: UnsubscribeRequestParams
 
 
-class UnsubscribeRequestParams(OpenStruct):
+class UnsubscribeRequestParams(OpenStruct, kw_only=True):
     """The `UnsubscribeRequestParams` object of the schema."""
 
     uri: str

@@ -160,7 +160,7 @@ PROTOCOL_VERSION: Final = "2025-06-18"
 """The protocol version string of this revision."""
 
 
-class Annotations(OpenStruct):
+class Annotations(OpenStruct, kw_only=True):
     """Optional annotations for the client. The client can use annotations to inform
     how objects are used or displayed
     """
@@ -194,7 +194,7 @@ class Annotations(OpenStruct):
     """
 
 
-class AudioContent(OpenStruct, tag_field="type", tag="audio"):
+class AudioContent(OpenStruct, kw_only=True, tag_field="type", tag="audio"):
     """Audio provided to or from an LLM."""
 
     data: str
@@ -214,7 +214,7 @@ class AudioContent(OpenStruct, tag_field="type", tag="audio"):
     """
 
 
-class BaseMetadata(OpenStruct):
+class BaseMetadata(OpenStruct, kw_only=True):
     """Base interface for metadata with name (identifier) and title (display name)
     properties.
     """
@@ -235,7 +235,7 @@ class BaseMetadata(OpenStruct):
     """
 
 
-class BlobResourceContents(OpenStruct):
+class BlobResourceContents(OpenStruct, kw_only=True):
     """The `BlobResourceContents` object of the schema."""
 
     blob: str
@@ -253,7 +253,7 @@ class BlobResourceContents(OpenStruct):
     """The MIME type of this resource, if known."""
 
 
-class BooleanSchema(OpenStruct):
+class BooleanSchema(OpenStruct, kw_only=True):
     """The `BooleanSchema` object of the schema."""
 
     type: Literal["boolean"]
@@ -265,13 +265,13 @@ class BooleanSchema(OpenStruct):
     title: str | UnsetType = UNSET
 
 
-class CallToolRequest(OpenStruct, tag_field="method", tag="tools/call"):
+class CallToolRequest(OpenStruct, kw_only=True, tag_field="method", tag="tools/call"):
     """Used by the client to invoke a tool provided by the server."""
 
     params: CallToolRequestParams
 
 
-class CallToolRequestParams(OpenStruct):
+class CallToolRequestParams(OpenStruct, kw_only=True):
     """The `CallToolRequestParams` object of the schema."""
 
     name: str
@@ -279,7 +279,7 @@ class CallToolRequestParams(OpenStruct):
     arguments: dict[str, Any] | UnsetType = UNSET
 
 
-class CallToolResult(OpenStruct):
+class CallToolResult(OpenStruct, kw_only=True):
     """The server's response to a tool call."""
 
     content: list[ContentBlock]
@@ -316,7 +316,7 @@ class CallToolResult(OpenStruct):
 
 
 class CancelledNotification(
-    OpenStruct, tag_field="method", tag="notifications/cancelled"
+    OpenStruct, kw_only=True, tag_field="method", tag="notifications/cancelled"
 ):
     """This notification can be sent by either side to indicate that it is cancelling
     a previously-issued request.
@@ -334,7 +334,7 @@ class CancelledNotification(
     params: CancelledNotificationParams
 
 
-class CancelledNotificationParams(OpenStruct):
+class CancelledNotificationParams(OpenStruct, kw_only=True):
     """The `CancelledNotificationParams` object of the schema."""
 
     request_id: RequestId = msgspec.field(name="requestId")
@@ -350,7 +350,7 @@ class CancelledNotificationParams(OpenStruct):
     """
 
 
-class ClientCapabilities(OpenStruct):
+class ClientCapabilities(OpenStruct, kw_only=True):
     """Capabilities a client may support. Known capabilities are defined here, in
     this schema, but this is not a closed set: any client can define its own,
     additional capabilities.
@@ -369,20 +369,22 @@ class ClientCapabilities(OpenStruct):
     """Present if the client supports sampling from an LLM."""
 
 
-class ClientCapabilitiesRoots(OpenStruct):
+class ClientCapabilitiesRoots(OpenStruct, kw_only=True):
     """Present if the client supports listing roots."""
 
     list_changed: bool | UnsetType = msgspec.field(default=UNSET, name="listChanged")
     """Whether the client supports notifications for changes to the roots list."""
 
 
-class CompleteRequest(OpenStruct, tag_field="method", tag="completion/complete"):
+class CompleteRequest(
+    OpenStruct, kw_only=True, tag_field="method", tag="completion/complete"
+):
     """A request from the client to the server, to ask for completion options."""
 
     params: CompleteRequestParams
 
 
-class CompleteRequestParams(OpenStruct):
+class CompleteRequestParams(OpenStruct, kw_only=True):
     """The `CompleteRequestParams` object of the schema."""
 
     argument: CompleteRequestParamsArgument
@@ -394,7 +396,7 @@ class CompleteRequestParams(OpenStruct):
     """Additional, optional context for completions"""
 
 
-class CompleteRequestParamsArgument(OpenStruct):
+class CompleteRequestParamsArgument(OpenStruct, kw_only=True):
     """The argument's information"""
 
     name: str
@@ -404,14 +406,14 @@ class CompleteRequestParamsArgument(OpenStruct):
     """The value of the argument to use for completion matching."""
 
 
-class CompleteRequestParamsContext(OpenStruct):
+class CompleteRequestParamsContext(OpenStruct, kw_only=True):
     """Additional, optional context for completions"""
 
     arguments: dict[str, str] | UnsetType = UNSET
     """Previously-resolved variables in a URI template or prompt."""
 
 
-class CompleteResult(OpenStruct):
+class CompleteResult(OpenStruct, kw_only=True):
     """The server's response to a completion/complete request"""
 
     completion: CompleteResultCompletion
@@ -422,7 +424,7 @@ class CompleteResult(OpenStruct):
     """
 
 
-class CompleteResultCompletion(OpenStruct):
+class CompleteResultCompletion(OpenStruct, kw_only=True):
     """The `CompleteResultCompletion` object of the schema."""
 
     values: list[str]
@@ -440,7 +442,7 @@ class CompleteResultCompletion(OpenStruct):
 
 
 class CreateMessageRequest(
-    OpenStruct, tag_field="method", tag="sampling/createMessage"
+    OpenStruct, kw_only=True, tag_field="method", tag="sampling/createMessage"
 ):
     """A request from the server to sample an LLM via the client. The client has full
     discretion over which model to select. The client should also inform the user
@@ -451,7 +453,7 @@ class CreateMessageRequest(
     params: CreateMessageRequestParams
 
 
-class CreateMessageRequestParams(OpenStruct):
+class CreateMessageRequestParams(OpenStruct, kw_only=True):
     """The `CreateMessageRequestParams` object of the schema."""
 
     max_tokens: int = msgspec.field(name="maxTokens")
@@ -494,7 +496,7 @@ class CreateMessageRequestParams(OpenStruct):
     temperature: int | float | UnsetType = UNSET
 
 
-class CreateMessageResult(OpenStruct):
+class CreateMessageResult(OpenStruct, kw_only=True):
     """The client's response to a sampling/create_message request from the server.
     The client should inform the user before returning the sampled message, to
     allow them to inspect the response (human in the loop) and decide whether to
@@ -517,7 +519,9 @@ class CreateMessageResult(OpenStruct):
     """The reason why sampling stopped, if known."""
 
 
-class ElicitRequest(OpenStruct, tag_field="method", tag="elicitation/create"):
+class ElicitRequest(
+    OpenStruct, kw_only=True, tag_field="method", tag="elicitation/create"
+):
     """A request from the server to elicit additional information from the user via
     the client.
     """
@@ -525,7 +529,7 @@ class ElicitRequest(OpenStruct, tag_field="method", tag="elicitation/create"):
     params: ElicitRequestParams
 
 
-class ElicitRequestParams(OpenStruct):
+class ElicitRequestParams(OpenStruct, kw_only=True):
     """The `ElicitRequestParams` object of the schema."""
 
     message: str
@@ -539,7 +543,7 @@ class ElicitRequestParams(OpenStruct):
     """
 
 
-class ElicitRequestParamsRequestedSchema(OpenStruct):
+class ElicitRequestParamsRequestedSchema(OpenStruct, kw_only=True):
     """A restricted subset of JSON Schema.
     Only top-level properties are allowed, without nesting.
     """
@@ -551,7 +555,7 @@ class ElicitRequestParamsRequestedSchema(OpenStruct):
     required: list[str] | UnsetType = UNSET
 
 
-class ElicitResult(OpenStruct):
+class ElicitResult(OpenStruct, kw_only=True):
     """The client's response to an elicitation request."""
 
     action: Literal["accept", "cancel", "decline"]
@@ -572,7 +576,7 @@ class ElicitResult(OpenStruct):
     """
 
 
-class EmbeddedResource(OpenStruct, tag_field="type", tag="resource"):
+class EmbeddedResource(OpenStruct, kw_only=True, tag_field="type", tag="resource"):
     """The contents of a resource, embedded into a prompt or tool call result.
 
     It is up to the client how best to render embedded resources for the benefit
@@ -590,7 +594,7 @@ class EmbeddedResource(OpenStruct, tag_field="type", tag="resource"):
     """
 
 
-class EnumSchema(OpenStruct):
+class EnumSchema(OpenStruct, kw_only=True):
     """The `EnumSchema` object of the schema."""
 
     enum: list[str]
@@ -604,13 +608,13 @@ class EnumSchema(OpenStruct):
     title: str | UnsetType = UNSET
 
 
-class GetPromptRequest(OpenStruct, tag_field="method", tag="prompts/get"):
+class GetPromptRequest(OpenStruct, kw_only=True, tag_field="method", tag="prompts/get"):
     """Used by the client to get a prompt provided by the server."""
 
     params: GetPromptRequestParams
 
 
-class GetPromptRequestParams(OpenStruct):
+class GetPromptRequestParams(OpenStruct, kw_only=True):
     """The `GetPromptRequestParams` object of the schema."""
 
     name: str
@@ -620,7 +624,7 @@ class GetPromptRequestParams(OpenStruct):
     """Arguments to use for templating the prompt."""
 
 
-class GetPromptResult(OpenStruct):
+class GetPromptResult(OpenStruct, kw_only=True):
     """The server's response to a prompts/get request from the client."""
 
     messages: list[PromptMessage]
@@ -634,7 +638,7 @@ class GetPromptResult(OpenStruct):
     """
 
 
-class ImageContent(OpenStruct, tag_field="type", tag="image"):
+class ImageContent(OpenStruct, kw_only=True, tag_field="type", tag="image"):
     """An image provided to or from an LLM."""
 
     data: str
@@ -654,7 +658,7 @@ class ImageContent(OpenStruct, tag_field="type", tag="image"):
     """
 
 
-class Implementation(OpenStruct):
+class Implementation(OpenStruct, kw_only=True):
     """Describes the name and version of an MCP implementation, with an optional
     title for UI representation.
     """
@@ -677,7 +681,7 @@ class Implementation(OpenStruct):
     """
 
 
-class InitializeRequest(OpenStruct, tag_field="method", tag="initialize"):
+class InitializeRequest(OpenStruct, kw_only=True, tag_field="method", tag="initialize"):
     """This request is sent from the client to the server when it first connects,
     asking it to begin initialization.
     """
@@ -685,7 +689,7 @@ class InitializeRequest(OpenStruct, tag_field="method", tag="initialize"):
     params: InitializeRequestParams
 
 
-class InitializeRequestParams(OpenStruct):
+class InitializeRequestParams(OpenStruct, kw_only=True):
     """The `InitializeRequestParams` object of the schema."""
 
     capabilities: ClientCapabilities
@@ -698,7 +702,7 @@ class InitializeRequestParams(OpenStruct):
     """
 
 
-class InitializeResult(OpenStruct):
+class InitializeResult(OpenStruct, kw_only=True):
     """After receiving an initialize request from the client, the server sends this
     response.
     """
@@ -728,7 +732,7 @@ class InitializeResult(OpenStruct):
 
 
 class InitializedNotification(
-    OpenStruct, tag_field="method", tag="notifications/initialized"
+    OpenStruct, kw_only=True, tag_field="method", tag="notifications/initialized"
 ):
     """This notification is sent from the client to the server after initialization
     has finished.
@@ -737,7 +741,7 @@ class InitializedNotification(
     params: InitializedNotificationParams | UnsetType = UNSET
 
 
-class InitializedNotificationParams(OpenStruct):
+class InitializedNotificationParams(OpenStruct, kw_only=True):
     """The `InitializedNotificationParams` object of the schema."""
 
     meta: dict[str, Any] | UnsetType = msgspec.field(default=UNSET, name="_meta")
@@ -746,7 +750,7 @@ class InitializedNotificationParams(OpenStruct):
     """
 
 
-class JSONRPCError(OpenStruct):
+class JSONRPCError(OpenStruct, kw_only=True):
     """A response to a request that indicates an error occurred."""
 
     error: JSONRPCErrorError
@@ -756,7 +760,7 @@ class JSONRPCError(OpenStruct):
     jsonrpc: Literal["2.0"]
 
 
-class JSONRPCErrorError(OpenStruct):
+class JSONRPCErrorError(OpenStruct, kw_only=True):
     """The `JSONRPCErrorError` object of the schema."""
 
     code: int
@@ -773,7 +777,7 @@ class JSONRPCErrorError(OpenStruct):
     """
 
 
-class JSONRPCNotification(OpenStruct):
+class JSONRPCNotification(OpenStruct, kw_only=True):
     """A notification which does not expect a response."""
 
     jsonrpc: Literal["2.0"]
@@ -783,7 +787,7 @@ class JSONRPCNotification(OpenStruct):
     params: JSONRPCNotificationParams | UnsetType = UNSET
 
 
-class JSONRPCNotificationParams(OpenStruct):
+class JSONRPCNotificationParams(OpenStruct, kw_only=True):
     """The `JSONRPCNotificationParams` object of the schema."""
 
     meta: dict[str, Any] | UnsetType = msgspec.field(default=UNSET, name="_meta")
@@ -792,7 +796,7 @@ class JSONRPCNotificationParams(OpenStruct):
     """
 
 
-class JSONRPCRequest(OpenStruct):
+class JSONRPCRequest(OpenStruct, kw_only=True):
     """A request that expects a response."""
 
     id: RequestId
@@ -804,7 +808,7 @@ class JSONRPCRequest(OpenStruct):
     params: JSONRPCRequestParams | UnsetType = UNSET
 
 
-class JSONRPCRequestParams(OpenStruct):
+class JSONRPCRequestParams(OpenStruct, kw_only=True):
     """The `JSONRPCRequestParams` object of the schema."""
 
     meta: JSONRPCRequestParamsMeta | UnsetType = msgspec.field(
@@ -815,7 +819,7 @@ class JSONRPCRequestParams(OpenStruct):
     """
 
 
-class JSONRPCRequestParamsMeta(OpenStruct):
+class JSONRPCRequestParamsMeta(OpenStruct, kw_only=True):
     """See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for
     notes on `_meta` usage.
     """
@@ -830,7 +834,7 @@ class JSONRPCRequestParamsMeta(OpenStruct):
     """
 
 
-class JSONRPCResponse(OpenStruct):
+class JSONRPCResponse(OpenStruct, kw_only=True):
     """A successful (non-error) response to a request."""
 
     id: RequestId
@@ -840,7 +844,9 @@ class JSONRPCResponse(OpenStruct):
     result: Result
 
 
-class ListPromptsRequest(OpenStruct, tag_field="method", tag="prompts/list"):
+class ListPromptsRequest(
+    OpenStruct, kw_only=True, tag_field="method", tag="prompts/list"
+):
     """Sent from the client to request a list of prompts and prompt templates the
     server has.
     """
@@ -848,7 +854,7 @@ class ListPromptsRequest(OpenStruct, tag_field="method", tag="prompts/list"):
     params: ListPromptsRequestParams | UnsetType = UNSET
 
 
-class ListPromptsRequestParams(OpenStruct):
+class ListPromptsRequestParams(OpenStruct, kw_only=True):
     """The `ListPromptsRequestParams` object of the schema."""
 
     cursor: str | UnsetType = UNSET
@@ -857,7 +863,7 @@ class ListPromptsRequestParams(OpenStruct):
     """
 
 
-class ListPromptsResult(OpenStruct):
+class ListPromptsResult(OpenStruct, kw_only=True):
     """The server's response to a prompts/list request from the client."""
 
     prompts: list[Prompt]
@@ -875,14 +881,14 @@ class ListPromptsResult(OpenStruct):
 
 
 class ListResourceTemplatesRequest(
-    OpenStruct, tag_field="method", tag="resources/templates/list"
+    OpenStruct, kw_only=True, tag_field="method", tag="resources/templates/list"
 ):
     """Sent from the client to request a list of resource templates the server has."""
 
     params: ListResourceTemplatesRequestParams | UnsetType = UNSET
 
 
-class ListResourceTemplatesRequestParams(OpenStruct):
+class ListResourceTemplatesRequestParams(OpenStruct, kw_only=True):
     """The `ListResourceTemplatesRequestParams` object of the schema."""
 
     cursor: str | UnsetType = UNSET
@@ -891,7 +897,7 @@ class ListResourceTemplatesRequestParams(OpenStruct):
     """
 
 
-class ListResourceTemplatesResult(OpenStruct):
+class ListResourceTemplatesResult(OpenStruct, kw_only=True):
     """The server's response to a resources/templates/list request from the client."""
 
     resource_templates: list[ResourceTemplate] = msgspec.field(name="resourceTemplates")
@@ -908,13 +914,15 @@ class ListResourceTemplatesResult(OpenStruct):
     """
 
 
-class ListResourcesRequest(OpenStruct, tag_field="method", tag="resources/list"):
+class ListResourcesRequest(
+    OpenStruct, kw_only=True, tag_field="method", tag="resources/list"
+):
     """Sent from the client to request a list of resources the server has."""
 
     params: ListResourcesRequestParams | UnsetType = UNSET
 
 
-class ListResourcesRequestParams(OpenStruct):
+class ListResourcesRequestParams(OpenStruct, kw_only=True):
     """The `ListResourcesRequestParams` object of the schema."""
 
     cursor: str | UnsetType = UNSET
@@ -923,7 +931,7 @@ class ListResourcesRequestParams(OpenStruct):
     """
 
 
-class ListResourcesResult(OpenStruct):
+class ListResourcesResult(OpenStruct, kw_only=True):
     """The server's response to a resources/list request from the client."""
 
     resources: list[Resource]
@@ -940,7 +948,7 @@ class ListResourcesResult(OpenStruct):
     """
 
 
-class ListRootsRequest(OpenStruct, tag_field="method", tag="roots/list"):
+class ListRootsRequest(OpenStruct, kw_only=True, tag_field="method", tag="roots/list"):
     """Sent from the server to request a list of root URIs from the client. Roots
     allow
     servers to ask for specific directories or files to operate on. A common
@@ -958,7 +966,7 @@ class ListRootsRequest(OpenStruct, tag_field="method", tag="roots/list"):
     params: ListRootsRequestParams | UnsetType = UNSET
 
 
-class ListRootsRequestParams(OpenStruct):
+class ListRootsRequestParams(OpenStruct, kw_only=True):
     """The `ListRootsRequestParams` object of the schema."""
 
     meta: ListRootsRequestParamsMeta | UnsetType = msgspec.field(
@@ -969,7 +977,7 @@ class ListRootsRequestParams(OpenStruct):
     """
 
 
-class ListRootsRequestParamsMeta(OpenStruct):
+class ListRootsRequestParamsMeta(OpenStruct, kw_only=True):
     """See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for
     notes on `_meta` usage.
     """
@@ -984,7 +992,7 @@ class ListRootsRequestParamsMeta(OpenStruct):
     """
 
 
-class ListRootsResult(OpenStruct):
+class ListRootsResult(OpenStruct, kw_only=True):
     """The client's response to a roots/list request from the server.
     This result contains an array of Root objects, each representing a root
     directory
@@ -999,13 +1007,13 @@ class ListRootsResult(OpenStruct):
     """
 
 
-class ListToolsRequest(OpenStruct, tag_field="method", tag="tools/list"):
+class ListToolsRequest(OpenStruct, kw_only=True, tag_field="method", tag="tools/list"):
     """Sent from the client to request a list of tools the server has."""
 
     params: ListToolsRequestParams | UnsetType = UNSET
 
 
-class ListToolsRequestParams(OpenStruct):
+class ListToolsRequestParams(OpenStruct, kw_only=True):
     """The `ListToolsRequestParams` object of the schema."""
 
     cursor: str | UnsetType = UNSET
@@ -1014,7 +1022,7 @@ class ListToolsRequestParams(OpenStruct):
     """
 
 
-class ListToolsResult(OpenStruct):
+class ListToolsResult(OpenStruct, kw_only=True):
     """The server's response to a tools/list request from the client."""
 
     tools: list[Tool]
@@ -1032,7 +1040,7 @@ class ListToolsResult(OpenStruct):
 
 
 class LoggingMessageNotification(
-    OpenStruct, tag_field="method", tag="notifications/message"
+    OpenStruct, kw_only=True, tag_field="method", tag="notifications/message"
 ):
     """Notification of a log message passed from server to client. If no
     logging/setLevel request has been sent from the client, the server MAY decide
@@ -1042,7 +1050,7 @@ class LoggingMessageNotification(
     params: LoggingMessageNotificationParams
 
 
-class LoggingMessageNotificationParams(OpenStruct):
+class LoggingMessageNotificationParams(OpenStruct, kw_only=True):
     """The `LoggingMessageNotificationParams` object of the schema."""
 
     data: Any
@@ -1057,7 +1065,7 @@ class LoggingMessageNotificationParams(OpenStruct):
     """An optional name of the logger issuing this message."""
 
 
-class ModelHint(OpenStruct):
+class ModelHint(OpenStruct, kw_only=True):
     """Hints to use for model selection.
 
     Keys not declared here are currently left unspecified by the spec and are up
@@ -1079,7 +1087,7 @@ class ModelHint(OpenStruct):
     """
 
 
-class ModelPreferences(OpenStruct):
+class ModelPreferences(OpenStruct, kw_only=True):
     """The server's preferences for model selection, requested of the client during
     sampling.
 
@@ -1135,7 +1143,7 @@ class ModelPreferences(OpenStruct):
     """
 
 
-class Notification(OpenStruct):
+class Notification(OpenStruct, kw_only=True):
     """The `Notification` object of the schema."""
 
     method: str
@@ -1143,7 +1151,7 @@ class Notification(OpenStruct):
     params: NotificationParams | UnsetType = UNSET
 
 
-class NotificationParams(OpenStruct):
+class NotificationParams(OpenStruct, kw_only=True):
     """The `NotificationParams` object of the schema."""
 
     meta: dict[str, Any] | UnsetType = msgspec.field(default=UNSET, name="_meta")
@@ -1152,7 +1160,7 @@ class NotificationParams(OpenStruct):
     """
 
 
-class NumberSchema(OpenStruct):
+class NumberSchema(OpenStruct, kw_only=True):
     """The `NumberSchema` object of the schema."""
 
     type: Literal["integer", "number"]
@@ -1166,7 +1174,7 @@ class NumberSchema(OpenStruct):
     title: str | UnsetType = UNSET
 
 
-class PaginatedRequest(OpenStruct):
+class PaginatedRequest(OpenStruct, kw_only=True):
     """The `PaginatedRequest` object of the schema."""
 
     method: str
@@ -1174,7 +1182,7 @@ class PaginatedRequest(OpenStruct):
     params: PaginatedRequestParams | UnsetType = UNSET
 
 
-class PaginatedRequestParams(OpenStruct):
+class PaginatedRequestParams(OpenStruct, kw_only=True):
     """The `PaginatedRequestParams` object of the schema."""
 
     cursor: str | UnsetType = UNSET
@@ -1183,7 +1191,7 @@ class PaginatedRequestParams(OpenStruct):
     """
 
 
-class PaginatedResult(OpenStruct):
+class PaginatedResult(OpenStruct, kw_only=True):
     """The `PaginatedResult` object of the schema."""
 
     meta: dict[str, Any] | UnsetType = msgspec.field(default=UNSET, name="_meta")
@@ -1198,7 +1206,7 @@ class PaginatedResult(OpenStruct):
     """
 
 
-class PingRequest(OpenStruct, tag_field="method", tag="ping"):
+class PingRequest(OpenStruct, kw_only=True, tag_field="method", tag="ping"):
     """A ping, issued by either the server or the client, to check that the other
     party is still alive. The receiver must promptly respond, or else may be
     disconnected.
@@ -1207,7 +1215,7 @@ class PingRequest(OpenStruct, tag_field="method", tag="ping"):
     params: PingRequestParams | UnsetType = UNSET
 
 
-class PingRequestParams(OpenStruct):
+class PingRequestParams(OpenStruct, kw_only=True):
     """The `PingRequestParams` object of the schema."""
 
     meta: PingRequestParamsMeta | UnsetType = msgspec.field(default=UNSET, name="_meta")
@@ -1216,7 +1224,7 @@ class PingRequestParams(OpenStruct):
     """
 
 
-class PingRequestParamsMeta(OpenStruct):
+class PingRequestParamsMeta(OpenStruct, kw_only=True):
     """See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for
     notes on `_meta` usage.
     """
@@ -1232,7 +1240,7 @@ class PingRequestParamsMeta(OpenStruct):
 
 
 class ProgressNotification(
-    OpenStruct, tag_field="method", tag="notifications/progress"
+    OpenStruct, kw_only=True, tag_field="method", tag="notifications/progress"
 ):
     """An out-of-band notification used to inform the receiver of a progress update
     for a long-running request.
@@ -1241,7 +1249,7 @@ class ProgressNotification(
     params: ProgressNotificationParams
 
 
-class ProgressNotificationParams(OpenStruct):
+class ProgressNotificationParams(OpenStruct, kw_only=True):
     """The `ProgressNotificationParams` object of the schema."""
 
     progress: int | float
@@ -1261,7 +1269,7 @@ class ProgressNotificationParams(OpenStruct):
     """Total number of items to process (or total progress required), if known."""
 
 
-class Prompt(OpenStruct):
+class Prompt(OpenStruct, kw_only=True):
     """A prompt or prompt template that the server offers."""
 
     name: str
@@ -1291,7 +1299,7 @@ class Prompt(OpenStruct):
     """
 
 
-class PromptArgument(OpenStruct):
+class PromptArgument(OpenStruct, kw_only=True):
     """Describes an argument that a prompt can accept."""
 
     name: str
@@ -1317,7 +1325,10 @@ class PromptArgument(OpenStruct):
 
 
 class PromptListChangedNotification(
-    OpenStruct, tag_field="method", tag="notifications/prompts/list_changed"
+    OpenStruct,
+    kw_only=True,
+    tag_field="method",
+    tag="notifications/prompts/list_changed",
 ):
     """An optional notification from the server to the client, informing it that the
     list of prompts it offers has changed. This may be issued by servers without
@@ -1327,7 +1338,7 @@ class PromptListChangedNotification(
     params: PromptListChangedNotificationParams | UnsetType = UNSET
 
 
-class PromptListChangedNotificationParams(OpenStruct):
+class PromptListChangedNotificationParams(OpenStruct, kw_only=True):
     """The `PromptListChangedNotificationParams` object of the schema."""
 
     meta: dict[str, Any] | UnsetType = msgspec.field(default=UNSET, name="_meta")
@@ -1336,7 +1347,7 @@ class PromptListChangedNotificationParams(OpenStruct):
     """
 
 
-class PromptMessage(OpenStruct):
+class PromptMessage(OpenStruct, kw_only=True):
     """Describes a message returned as part of a prompt.
 
     This is similar to `SamplingMessage`, but also supports the embedding of
@@ -1348,7 +1359,7 @@ class PromptMessage(OpenStruct):
     role: Role
 
 
-class PromptReference(OpenStruct, tag_field="type", tag="ref/prompt"):
+class PromptReference(OpenStruct, kw_only=True, tag_field="type", tag="ref/prompt"):
     """Identifies a prompt."""
 
     name: str
@@ -1367,13 +1378,15 @@ class PromptReference(OpenStruct, tag_field="type", tag="ref/prompt"):
     """
 
 
-class ReadResourceRequest(OpenStruct, tag_field="method", tag="resources/read"):
+class ReadResourceRequest(
+    OpenStruct, kw_only=True, tag_field="method", tag="resources/read"
+):
     """Sent from the client to the server, to read a specific resource URI."""
 
     params: ReadResourceRequestParams
 
 
-class ReadResourceRequestParams(OpenStruct):
+class ReadResourceRequestParams(OpenStruct, kw_only=True):
     """The `ReadResourceRequestParams` object of the schema."""
 
     uri: str
@@ -1382,7 +1395,7 @@ class ReadResourceRequestParams(OpenStruct):
     """
 
 
-class ReadResourceResult(OpenStruct):
+class ReadResourceResult(OpenStruct, kw_only=True):
     """The server's response to a resources/read request from the client."""
 
     contents: list[ReadResourceResultContentsItem]
@@ -1393,7 +1406,7 @@ class ReadResourceResult(OpenStruct):
     """
 
 
-class Request(OpenStruct):
+class Request(OpenStruct, kw_only=True):
     """The `Request` object of the schema."""
 
     method: str
@@ -1401,7 +1414,7 @@ class Request(OpenStruct):
     params: RequestParams | UnsetType = UNSET
 
 
-class RequestParams(OpenStruct):
+class RequestParams(OpenStruct, kw_only=True):
     """The `RequestParams` object of the schema."""
 
     meta: RequestParamsMeta | UnsetType = msgspec.field(default=UNSET, name="_meta")
@@ -1410,7 +1423,7 @@ class RequestParams(OpenStruct):
     """
 
 
-class RequestParamsMeta(OpenStruct):
+class RequestParamsMeta(OpenStruct, kw_only=True):
     """See [General fields: `_meta`](/specification/2025-06-18/basic/index#meta) for
     notes on `_meta` usage.
     """
@@ -1425,7 +1438,7 @@ class RequestParamsMeta(OpenStruct):
     """
 
 
-class Resource(OpenStruct):
+class Resource(OpenStruct, kw_only=True):
     """A known resource that the server is capable of reading."""
 
     name: str
@@ -1473,7 +1486,7 @@ class Resource(OpenStruct):
     """
 
 
-class ResourceContents(OpenStruct):
+class ResourceContents(OpenStruct, kw_only=True):
     """The contents of a specific resource or sub-resource."""
 
     uri: str
@@ -1488,7 +1501,7 @@ class ResourceContents(OpenStruct):
     """The MIME type of this resource, if known."""
 
 
-class ResourceLink(OpenStruct, tag_field="type", tag="resource_link"):
+class ResourceLink(OpenStruct, kw_only=True, tag_field="type", tag="resource_link"):
     """A resource that the server is capable of reading, included in a prompt or tool
     call result.
 
@@ -1542,7 +1555,10 @@ class ResourceLink(OpenStruct, tag_field="type", tag="resource_link"):
 
 
 class ResourceListChangedNotification(
-    OpenStruct, tag_field="method", tag="notifications/resources/list_changed"
+    OpenStruct,
+    kw_only=True,
+    tag_field="method",
+    tag="notifications/resources/list_changed",
 ):
     """An optional notification from the server to the client, informing it that the
     list of resources it can read from has changed. This may be issued by servers
@@ -1552,7 +1568,7 @@ class ResourceListChangedNotification(
     params: ResourceListChangedNotificationParams | UnsetType = UNSET
 
 
-class ResourceListChangedNotificationParams(OpenStruct):
+class ResourceListChangedNotificationParams(OpenStruct, kw_only=True):
     """The `ResourceListChangedNotificationParams` object of the schema."""
 
     meta: dict[str, Any] | UnsetType = msgspec.field(default=UNSET, name="_meta")
@@ -1561,7 +1577,7 @@ class ResourceListChangedNotificationParams(OpenStruct):
     """
 
 
-class ResourceTemplate(OpenStruct):
+class ResourceTemplate(OpenStruct, kw_only=True):
     """A template description for resources available on the server."""
 
     name: str
@@ -1605,7 +1621,9 @@ class ResourceTemplate(OpenStruct):
     """
 
 
-class ResourceTemplateReference(OpenStruct, tag_field="type", tag="ref/resource"):
+class ResourceTemplateReference(
+    OpenStruct, kw_only=True, tag_field="type", tag="ref/resource"
+):
     """A reference to a resource or resource template definition."""
 
     uri: str
@@ -1613,7 +1631,7 @@ class ResourceTemplateReference(OpenStruct, tag_field="type", tag="ref/resource"
 
 
 class ResourceUpdatedNotification(
-    OpenStruct, tag_field="method", tag="notifications/resources/updated"
+    OpenStruct, kw_only=True, tag_field="method", tag="notifications/resources/updated"
 ):
     """A notification from the server to the client, informing it that a resource has
     changed and may need to be read again. This should only be sent if the client
@@ -1623,7 +1641,7 @@ class ResourceUpdatedNotification(
     params: ResourceUpdatedNotificationParams
 
 
-class ResourceUpdatedNotificationParams(OpenStruct):
+class ResourceUpdatedNotificationParams(OpenStruct, kw_only=True):
     """The `ResourceUpdatedNotificationParams` object of the schema."""
 
     uri: str
@@ -1632,7 +1650,7 @@ class ResourceUpdatedNotificationParams(OpenStruct):
     """
 
 
-class Result(OpenStruct):
+class Result(OpenStruct, kw_only=True):
     """The `Result` object of the schema."""
 
     meta: dict[str, Any] | UnsetType = msgspec.field(default=UNSET, name="_meta")
@@ -1641,7 +1659,7 @@ class Result(OpenStruct):
     """
 
 
-class Root(OpenStruct):
+class Root(OpenStruct, kw_only=True):
     """Represents a root directory or file that the server can operate on."""
 
     uri: str
@@ -1663,7 +1681,7 @@ class Root(OpenStruct):
 
 
 class RootsListChangedNotification(
-    OpenStruct, tag_field="method", tag="notifications/roots/list_changed"
+    OpenStruct, kw_only=True, tag_field="method", tag="notifications/roots/list_changed"
 ):
     """A notification from the client to the server, informing it that the list of
     roots has changed.
@@ -1676,7 +1694,7 @@ class RootsListChangedNotification(
     params: RootsListChangedNotificationParams | UnsetType = UNSET
 
 
-class RootsListChangedNotificationParams(OpenStruct):
+class RootsListChangedNotificationParams(OpenStruct, kw_only=True):
     """The `RootsListChangedNotificationParams` object of the schema."""
 
     meta: dict[str, Any] | UnsetType = msgspec.field(default=UNSET, name="_meta")
@@ -1685,7 +1703,7 @@ class RootsListChangedNotificationParams(OpenStruct):
     """
 
 
-class SamplingMessage(OpenStruct):
+class SamplingMessage(OpenStruct, kw_only=True):
     """Describes a message issued to or received from an LLM API."""
 
     content: SamplingMessageContent
@@ -1693,7 +1711,7 @@ class SamplingMessage(OpenStruct):
     role: Role
 
 
-class ServerCapabilities(OpenStruct):
+class ServerCapabilities(OpenStruct, kw_only=True):
     """Capabilities that a server may support. Known capabilities are defined here,
     in this schema, but this is not a closed set: any server can define its own,
     additional capabilities.
@@ -1718,14 +1736,14 @@ class ServerCapabilities(OpenStruct):
     """Present if the server offers any tools to call."""
 
 
-class ServerCapabilitiesPrompts(OpenStruct):
+class ServerCapabilitiesPrompts(OpenStruct, kw_only=True):
     """Present if the server offers any prompt templates."""
 
     list_changed: bool | UnsetType = msgspec.field(default=UNSET, name="listChanged")
     """Whether this server supports notifications for changes to the prompt list."""
 
 
-class ServerCapabilitiesResources(OpenStruct):
+class ServerCapabilitiesResources(OpenStruct, kw_only=True):
     """Present if the server offers any resources to read."""
 
     list_changed: bool | UnsetType = msgspec.field(default=UNSET, name="listChanged")
@@ -1735,20 +1753,22 @@ class ServerCapabilitiesResources(OpenStruct):
     """Whether this server supports subscribing to resource updates."""
 
 
-class ServerCapabilitiesTools(OpenStruct):
+class ServerCapabilitiesTools(OpenStruct, kw_only=True):
     """Present if the server offers any tools to call."""
 
     list_changed: bool | UnsetType = msgspec.field(default=UNSET, name="listChanged")
     """Whether this server supports notifications for changes to the tool list."""
 
 
-class SetLevelRequest(OpenStruct, tag_field="method", tag="logging/setLevel"):
+class SetLevelRequest(
+    OpenStruct, kw_only=True, tag_field="method", tag="logging/setLevel"
+):
     """A request from the client to the server, to enable or adjust logging."""
 
     params: SetLevelRequestParams
 
 
-class SetLevelRequestParams(OpenStruct):
+class SetLevelRequestParams(OpenStruct, kw_only=True):
     """The `SetLevelRequestParams` object of the schema."""
 
     level: LoggingLevel
@@ -1758,7 +1778,7 @@ class SetLevelRequestParams(OpenStruct):
     """
 
 
-class StringSchema(OpenStruct):
+class StringSchema(OpenStruct, kw_only=True):
     """The `StringSchema` object of the schema."""
 
     type: Literal["string"]
@@ -1774,7 +1794,9 @@ class StringSchema(OpenStruct):
     title: str | UnsetType = UNSET
 
 
-class SubscribeRequest(OpenStruct, tag_field="method", tag="resources/subscribe"):
+class SubscribeRequest(
+    OpenStruct, kw_only=True, tag_field="method", tag="resources/subscribe"
+):
     """Sent from the client to request resources/updated notifications from the
     server whenever a particular resource changes.
     """
@@ -1782,7 +1804,7 @@ class SubscribeRequest(OpenStruct, tag_field="method", tag="resources/subscribe"
     params: SubscribeRequestParams
 
 
-class SubscribeRequestParams(OpenStruct):
+class SubscribeRequestParams(OpenStruct, kw_only=True):
     """The `SubscribeRequestParams` object of the schema."""
 
     uri: str
@@ -1791,7 +1813,7 @@ class SubscribeRequestParams(OpenStruct):
     """
 
 
-class TextContent(OpenStruct, tag_field="type", tag="text"):
+class TextContent(OpenStruct, kw_only=True, tag_field="type", tag="text"):
     """Text provided to or from an LLM."""
 
     text: str
@@ -1806,7 +1828,7 @@ class TextContent(OpenStruct, tag_field="type", tag="text"):
     """
 
 
-class TextResourceContents(OpenStruct):
+class TextResourceContents(OpenStruct, kw_only=True):
     """The `TextResourceContents` object of the schema."""
 
     text: str
@@ -1826,7 +1848,7 @@ class TextResourceContents(OpenStruct):
     """The MIME type of this resource, if known."""
 
 
-class Tool(OpenStruct):
+class Tool(OpenStruct, kw_only=True):
     """Definition for a tool the client can call."""
 
     input_schema: ToolInputSchema = msgspec.field(name="inputSchema")
@@ -1874,7 +1896,7 @@ class Tool(OpenStruct):
     """
 
 
-class ToolAnnotations(OpenStruct):
+class ToolAnnotations(OpenStruct, kw_only=True):
     """Additional properties describing a Tool to clients.
 
     NOTE: all properties in ToolAnnotations are **hints**.
@@ -1928,7 +1950,7 @@ class ToolAnnotations(OpenStruct):
     """A human-readable title for the tool."""
 
 
-class ToolInputSchema(OpenStruct):
+class ToolInputSchema(OpenStruct, kw_only=True):
     """A JSON Schema object defining the expected parameters for the tool."""
 
     type: Literal["object"]
@@ -1939,7 +1961,7 @@ class ToolInputSchema(OpenStruct):
 
 
 class ToolListChangedNotification(
-    OpenStruct, tag_field="method", tag="notifications/tools/list_changed"
+    OpenStruct, kw_only=True, tag_field="method", tag="notifications/tools/list_changed"
 ):
     """An optional notification from the server to the client, informing it that the
     list of tools it offers has changed. This may be issued by servers without any
@@ -1949,7 +1971,7 @@ class ToolListChangedNotification(
     params: ToolListChangedNotificationParams | UnsetType = UNSET
 
 
-class ToolListChangedNotificationParams(OpenStruct):
+class ToolListChangedNotificationParams(OpenStruct, kw_only=True):
     """The `ToolListChangedNotificationParams` object of the schema."""
 
     meta: dict[str, Any] | UnsetType = msgspec.field(default=UNSET, name="_meta")
@@ -1958,7 +1980,7 @@ class ToolListChangedNotificationParams(OpenStruct):
     """
 
 
-class ToolOutputSchema(OpenStruct):
+class ToolOutputSchema(OpenStruct, kw_only=True):
     """An optional JSON Schema object defining the structure of the tool's output
     returned in
     the structuredContent field of a CallToolResult.
@@ -1971,7 +1993,9 @@ class ToolOutputSchema(OpenStruct):
     required: list[str] | UnsetType = UNSET
 
 
-class UnsubscribeRequest(OpenStruct, tag_field="method", tag="resources/unsubscribe"):
+class UnsubscribeRequest(
+    OpenStruct, kw_only=True, tag_field="method", tag="resources/unsubscribe"
+):
     """Sent from the client to request cancellation of resources/updated
     notifications from the server. This should follow a previous
     resources/subscribe request.
@@ -1980,7 +2004,7 @@ class UnsubscribeRequest(OpenStruct, tag_field="method", tag="resources/unsubscr
     params: UnsubscribeRequestParams
 
 
-class UnsubscribeRequestParams(OpenStruct):
+class UnsubscribeRequestParams(OpenStruct, kw_only=True):
     """The `UnsubscribeRequestParams` object of the schema."""
 
     uri: str

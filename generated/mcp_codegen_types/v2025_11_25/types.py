@@ -214,7 +214,7 @@ PROTOCOL_VERSION: Final = "2025-11-25"
 """The protocol version string of this revision."""
 
 
-class Annotations(OpenStruct):
+class Annotations(OpenStruct, kw_only=True):
     """Optional annotations for the client. The client can use annotations to inform
     how objects are used or displayed
     """
@@ -248,7 +248,7 @@ class Annotations(OpenStruct):
     """
 
 
-class AudioContent(OpenStruct, tag_field="type", tag="audio"):
+class AudioContent(OpenStruct, kw_only=True, tag_field="type", tag="audio"):
     """Audio provided to or from an LLM."""
 
     data: str
@@ -268,7 +268,7 @@ class AudioContent(OpenStruct, tag_field="type", tag="audio"):
     """
 
 
-class BaseMetadata(OpenStruct):
+class BaseMetadata(OpenStruct, kw_only=True):
     """Base interface for metadata with name (identifier) and title (display name)
     properties.
     """
@@ -289,7 +289,7 @@ class BaseMetadata(OpenStruct):
     """
 
 
-class BlobResourceContents(OpenStruct):
+class BlobResourceContents(OpenStruct, kw_only=True):
     """The `BlobResourceContents` object of the schema."""
 
     blob: str
@@ -307,7 +307,7 @@ class BlobResourceContents(OpenStruct):
     """The MIME type of this resource, if known."""
 
 
-class BooleanSchema(OpenStruct):
+class BooleanSchema(OpenStruct, kw_only=True):
     """The `BooleanSchema` object of the schema."""
 
     type: Literal["boolean"]
@@ -319,7 +319,7 @@ class BooleanSchema(OpenStruct):
     title: str | UnsetType = UNSET
 
 
-class CallToolRequest(OpenStruct, tag_field="method", tag="tools/call"):
+class CallToolRequest(OpenStruct, kw_only=True, tag_field="method", tag="tools/call"):
     """Used by the client to invoke a tool provided by the server."""
 
     id: RequestId
@@ -329,7 +329,7 @@ class CallToolRequest(OpenStruct, tag_field="method", tag="tools/call"):
     params: CallToolRequestParams
 
 
-class CallToolRequestParams(OpenStruct):
+class CallToolRequestParams(OpenStruct, kw_only=True):
     """Parameters for a `tools/call` request."""
 
     name: str
@@ -358,7 +358,7 @@ class CallToolRequestParams(OpenStruct):
     """
 
 
-class CallToolRequestParamsMeta(OpenStruct):
+class CallToolRequestParamsMeta(OpenStruct, kw_only=True):
     """See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for
     notes on `_meta` usage.
     """
@@ -373,7 +373,7 @@ class CallToolRequestParamsMeta(OpenStruct):
     """
 
 
-class CallToolResult(OpenStruct):
+class CallToolResult(OpenStruct, kw_only=True):
     """The server's response to a tool call."""
 
     content: list[ContentBlock]
@@ -409,7 +409,9 @@ class CallToolResult(OpenStruct):
     """
 
 
-class CancelTaskRequest(OpenStruct, tag_field="method", tag="tasks/cancel"):
+class CancelTaskRequest(
+    OpenStruct, kw_only=True, tag_field="method", tag="tasks/cancel"
+):
     """A request to cancel a task."""
 
     id: RequestId
@@ -419,14 +421,14 @@ class CancelTaskRequest(OpenStruct, tag_field="method", tag="tasks/cancel"):
     params: CancelTaskRequestParams
 
 
-class CancelTaskRequestParams(OpenStruct):
+class CancelTaskRequestParams(OpenStruct, kw_only=True):
     """The `CancelTaskRequestParams` object of the schema."""
 
     task_id: str = msgspec.field(name="taskId")
     """The task identifier to cancel."""
 
 
-class CancelTaskResult(OpenStruct):
+class CancelTaskResult(OpenStruct, kw_only=True):
     """Data associated with a task."""
 
     created_at: str = msgspec.field(name="createdAt")
@@ -463,7 +465,7 @@ class CancelTaskResult(OpenStruct):
 
 
 class CancelledNotification(
-    OpenStruct, tag_field="method", tag="notifications/cancelled"
+    OpenStruct, kw_only=True, tag_field="method", tag="notifications/cancelled"
 ):
     """This notification can be sent by either side to indicate that it is cancelling
     a previously-issued request.
@@ -486,7 +488,7 @@ class CancelledNotification(
     params: CancelledNotificationParams
 
 
-class CancelledNotificationParams(OpenStruct):
+class CancelledNotificationParams(OpenStruct, kw_only=True):
     """Parameters for a `notifications/cancelled` notification."""
 
     meta: dict[str, Any] | UnsetType = msgspec.field(default=UNSET, name="_meta")
@@ -510,7 +512,7 @@ class CancelledNotificationParams(OpenStruct):
     """
 
 
-class ClientCapabilities(OpenStruct):
+class ClientCapabilities(OpenStruct, kw_only=True):
     """Capabilities a client may support. Known capabilities are defined here, in
     this schema, but this is not a closed set: any client can define its own,
     additional capabilities.
@@ -532,7 +534,7 @@ class ClientCapabilities(OpenStruct):
     """Present if the client supports task-augmented requests."""
 
 
-class ClientCapabilitiesElicitation(OpenStruct):
+class ClientCapabilitiesElicitation(OpenStruct, kw_only=True):
     """Present if the client supports elicitation from the server."""
 
     form: dict[str, Any] | UnsetType = UNSET
@@ -540,14 +542,14 @@ class ClientCapabilitiesElicitation(OpenStruct):
     url: dict[str, Any] | UnsetType = UNSET
 
 
-class ClientCapabilitiesRoots(OpenStruct):
+class ClientCapabilitiesRoots(OpenStruct, kw_only=True):
     """Present if the client supports listing roots."""
 
     list_changed: bool | UnsetType = msgspec.field(default=UNSET, name="listChanged")
     """Whether the client supports notifications for changes to the roots list."""
 
 
-class ClientCapabilitiesSampling(OpenStruct):
+class ClientCapabilitiesSampling(OpenStruct, kw_only=True):
     """Present if the client supports sampling from an LLM."""
 
     context: dict[str, Any] | UnsetType = UNSET
@@ -560,7 +562,7 @@ class ClientCapabilitiesSampling(OpenStruct):
     """Whether the client supports tool use via tools and toolChoice parameters."""
 
 
-class ClientCapabilitiesTasks(OpenStruct):
+class ClientCapabilitiesTasks(OpenStruct, kw_only=True):
     """Present if the client supports task-augmented requests."""
 
     cancel: dict[str, Any] | UnsetType = UNSET
@@ -573,7 +575,7 @@ class ClientCapabilitiesTasks(OpenStruct):
     """Specifies which request types can be augmented with tasks."""
 
 
-class ClientCapabilitiesTasksRequests(OpenStruct):
+class ClientCapabilitiesTasksRequests(OpenStruct, kw_only=True):
     """Specifies which request types can be augmented with tasks."""
 
     elicitation: ClientCapabilitiesTasksRequestsElicitation | UnsetType = UNSET
@@ -583,14 +585,14 @@ class ClientCapabilitiesTasksRequests(OpenStruct):
     """Task support for sampling-related requests."""
 
 
-class ClientCapabilitiesTasksRequestsElicitation(OpenStruct):
+class ClientCapabilitiesTasksRequestsElicitation(OpenStruct, kw_only=True):
     """Task support for elicitation-related requests."""
 
     create: dict[str, Any] | UnsetType = UNSET
     """Whether the client supports task-augmented elicitation/create requests."""
 
 
-class ClientCapabilitiesTasksRequestsSampling(OpenStruct):
+class ClientCapabilitiesTasksRequestsSampling(OpenStruct, kw_only=True):
     """Task support for sampling-related requests."""
 
     create_message: dict[str, Any] | UnsetType = msgspec.field(
@@ -599,7 +601,9 @@ class ClientCapabilitiesTasksRequestsSampling(OpenStruct):
     """Whether the client supports task-augmented sampling/createMessage requests."""
 
 
-class CompleteRequest(OpenStruct, tag_field="method", tag="completion/complete"):
+class CompleteRequest(
+    OpenStruct, kw_only=True, tag_field="method", tag="completion/complete"
+):
     """A request from the client to the server, to ask for completion options."""
 
     id: RequestId
@@ -609,7 +613,7 @@ class CompleteRequest(OpenStruct, tag_field="method", tag="completion/complete")
     params: CompleteRequestParams
 
 
-class CompleteRequestParams(OpenStruct):
+class CompleteRequestParams(OpenStruct, kw_only=True):
     """Parameters for a `completion/complete` request."""
 
     argument: CompleteRequestParamsArgument
@@ -628,7 +632,7 @@ class CompleteRequestParams(OpenStruct):
     """
 
 
-class CompleteRequestParamsArgument(OpenStruct):
+class CompleteRequestParamsArgument(OpenStruct, kw_only=True):
     """The argument's information"""
 
     name: str
@@ -638,14 +642,14 @@ class CompleteRequestParamsArgument(OpenStruct):
     """The value of the argument to use for completion matching."""
 
 
-class CompleteRequestParamsContext(OpenStruct):
+class CompleteRequestParamsContext(OpenStruct, kw_only=True):
     """Additional, optional context for completions"""
 
     arguments: dict[str, str] | UnsetType = UNSET
     """Previously-resolved variables in a URI template or prompt."""
 
 
-class CompleteRequestParamsMeta(OpenStruct):
+class CompleteRequestParamsMeta(OpenStruct, kw_only=True):
     """See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for
     notes on `_meta` usage.
     """
@@ -660,7 +664,7 @@ class CompleteRequestParamsMeta(OpenStruct):
     """
 
 
-class CompleteResult(OpenStruct):
+class CompleteResult(OpenStruct, kw_only=True):
     """The server's response to a completion/complete request"""
 
     completion: CompleteResultCompletion
@@ -671,7 +675,7 @@ class CompleteResult(OpenStruct):
     """
 
 
-class CompleteResultCompletion(OpenStruct):
+class CompleteResultCompletion(OpenStruct, kw_only=True):
     """The `CompleteResultCompletion` object of the schema."""
 
     values: list[str]
@@ -689,7 +693,7 @@ class CompleteResultCompletion(OpenStruct):
 
 
 class CreateMessageRequest(
-    OpenStruct, tag_field="method", tag="sampling/createMessage"
+    OpenStruct, kw_only=True, tag_field="method", tag="sampling/createMessage"
 ):
     """A request from the server to sample an LLM via the client. The client has full
     discretion over which model to select. The client should also inform the user
@@ -704,7 +708,7 @@ class CreateMessageRequest(
     params: CreateMessageRequestParams
 
 
-class CreateMessageRequestParams(OpenStruct):
+class CreateMessageRequestParams(OpenStruct, kw_only=True):
     """Parameters for a `sampling/createMessage` request."""
 
     max_tokens: int = msgspec.field(name="maxTokens")
@@ -787,7 +791,7 @@ class CreateMessageRequestParams(OpenStruct):
     """
 
 
-class CreateMessageRequestParamsMeta(OpenStruct):
+class CreateMessageRequestParamsMeta(OpenStruct, kw_only=True):
     """See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for
     notes on `_meta` usage.
     """
@@ -802,7 +806,7 @@ class CreateMessageRequestParamsMeta(OpenStruct):
     """
 
 
-class CreateMessageResult(OpenStruct):
+class CreateMessageResult(OpenStruct, kw_only=True):
     """The client's response to a sampling/createMessage request from the server.
     The client should inform the user before returning the sampled message, to
     allow them
@@ -835,7 +839,7 @@ class CreateMessageResult(OpenStruct):
     """
 
 
-class CreateTaskResult(OpenStruct):
+class CreateTaskResult(OpenStruct, kw_only=True):
     """A response to a task-augmented request."""
 
     task: Task
@@ -846,7 +850,9 @@ class CreateTaskResult(OpenStruct):
     """
 
 
-class ElicitRequest(OpenStruct, tag_field="method", tag="elicitation/create"):
+class ElicitRequest(
+    OpenStruct, kw_only=True, tag_field="method", tag="elicitation/create"
+):
     """A request from the server to elicit additional information from the user via
     the client.
     """
@@ -858,7 +864,7 @@ class ElicitRequest(OpenStruct, tag_field="method", tag="elicitation/create"):
     params: ElicitRequestParams
 
 
-class ElicitRequestFormParams(OpenStruct):
+class ElicitRequestFormParams(OpenStruct, kw_only=True):
     """The parameters for a request to elicit non-sensitive information from the user
     via a form in the client.
     """
@@ -898,7 +904,7 @@ class ElicitRequestFormParams(OpenStruct):
     """
 
 
-class ElicitRequestFormParamsMeta(OpenStruct):
+class ElicitRequestFormParamsMeta(OpenStruct, kw_only=True):
     """See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for
     notes on `_meta` usage.
     """
@@ -913,7 +919,7 @@ class ElicitRequestFormParamsMeta(OpenStruct):
     """
 
 
-class ElicitRequestFormParamsRequestedSchema(OpenStruct):
+class ElicitRequestFormParamsRequestedSchema(OpenStruct, kw_only=True):
     """A restricted subset of JSON Schema.
     Only top-level properties are allowed, without nesting.
     """
@@ -927,7 +933,7 @@ class ElicitRequestFormParamsRequestedSchema(OpenStruct):
     schema: str | UnsetType = msgspec.field(default=UNSET, name="$schema")
 
 
-class ElicitRequestURLParams(OpenStruct):
+class ElicitRequestURLParams(OpenStruct, kw_only=True):
     """The parameters for a request to elicit information from the user via a URL in
     the client.
     """
@@ -967,7 +973,7 @@ class ElicitRequestURLParams(OpenStruct):
     """
 
 
-class ElicitRequestURLParamsMeta(OpenStruct):
+class ElicitRequestURLParamsMeta(OpenStruct, kw_only=True):
     """See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for
     notes on `_meta` usage.
     """
@@ -982,7 +988,7 @@ class ElicitRequestURLParamsMeta(OpenStruct):
     """
 
 
-class ElicitResult(OpenStruct):
+class ElicitResult(OpenStruct, kw_only=True):
     """The client's response to an elicitation request."""
 
     action: Literal["accept", "cancel", "decline"]
@@ -1006,7 +1012,10 @@ class ElicitResult(OpenStruct):
 
 
 class ElicitationCompleteNotification(
-    OpenStruct, tag_field="method", tag="notifications/elicitation/complete"
+    OpenStruct,
+    kw_only=True,
+    tag_field="method",
+    tag="notifications/elicitation/complete",
 ):
     """An optional notification from the server to the client, informing it of a
     completion of a out-of-band elicitation request.
@@ -1017,14 +1026,14 @@ class ElicitationCompleteNotification(
     params: ElicitationCompleteNotificationParams
 
 
-class ElicitationCompleteNotificationParams(OpenStruct):
+class ElicitationCompleteNotificationParams(OpenStruct, kw_only=True):
     """The `ElicitationCompleteNotificationParams` object of the schema."""
 
     elicitation_id: str = msgspec.field(name="elicitationId")
     """The ID of the elicitation that completed."""
 
 
-class EmbeddedResource(OpenStruct, tag_field="type", tag="resource"):
+class EmbeddedResource(OpenStruct, kw_only=True, tag_field="type", tag="resource"):
     """The contents of a resource, embedded into a prompt or tool call result.
 
     It is up to the client how best to render embedded resources for the benefit
@@ -1042,7 +1051,7 @@ class EmbeddedResource(OpenStruct, tag_field="type", tag="resource"):
     """
 
 
-class Error(OpenStruct):
+class Error(OpenStruct, kw_only=True):
     """The `Error` object of the schema."""
 
     code: int
@@ -1059,7 +1068,7 @@ class Error(OpenStruct):
     """
 
 
-class GetPromptRequest(OpenStruct, tag_field="method", tag="prompts/get"):
+class GetPromptRequest(OpenStruct, kw_only=True, tag_field="method", tag="prompts/get"):
     """Used by the client to get a prompt provided by the server."""
 
     id: RequestId
@@ -1069,7 +1078,7 @@ class GetPromptRequest(OpenStruct, tag_field="method", tag="prompts/get"):
     params: GetPromptRequestParams
 
 
-class GetPromptRequestParams(OpenStruct):
+class GetPromptRequestParams(OpenStruct, kw_only=True):
     """Parameters for a `prompts/get` request."""
 
     name: str
@@ -1086,7 +1095,7 @@ class GetPromptRequestParams(OpenStruct):
     """
 
 
-class GetPromptRequestParamsMeta(OpenStruct):
+class GetPromptRequestParamsMeta(OpenStruct, kw_only=True):
     """See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for
     notes on `_meta` usage.
     """
@@ -1101,7 +1110,7 @@ class GetPromptRequestParamsMeta(OpenStruct):
     """
 
 
-class GetPromptResult(OpenStruct):
+class GetPromptResult(OpenStruct, kw_only=True):
     """The server's response to a prompts/get request from the client."""
 
     messages: list[PromptMessage]
@@ -1115,7 +1124,9 @@ class GetPromptResult(OpenStruct):
     """
 
 
-class GetTaskPayloadRequest(OpenStruct, tag_field="method", tag="tasks/result"):
+class GetTaskPayloadRequest(
+    OpenStruct, kw_only=True, tag_field="method", tag="tasks/result"
+):
     """A request to retrieve the result of a completed task."""
 
     id: RequestId
@@ -1125,14 +1136,14 @@ class GetTaskPayloadRequest(OpenStruct, tag_field="method", tag="tasks/result"):
     params: GetTaskPayloadRequestParams
 
 
-class GetTaskPayloadRequestParams(OpenStruct):
+class GetTaskPayloadRequestParams(OpenStruct, kw_only=True):
     """The `GetTaskPayloadRequestParams` object of the schema."""
 
     task_id: str = msgspec.field(name="taskId")
     """The task identifier to retrieve results for."""
 
 
-class GetTaskPayloadResult(OpenStruct):
+class GetTaskPayloadResult(OpenStruct, kw_only=True):
     """The response to a tasks/result request.
     The structure matches the result type of the original request.
     For example, a tools/call task would return the CallToolResult structure.
@@ -1144,7 +1155,7 @@ class GetTaskPayloadResult(OpenStruct):
     """
 
 
-class GetTaskRequest(OpenStruct, tag_field="method", tag="tasks/get"):
+class GetTaskRequest(OpenStruct, kw_only=True, tag_field="method", tag="tasks/get"):
     """A request to retrieve the state of a task."""
 
     id: RequestId
@@ -1154,14 +1165,14 @@ class GetTaskRequest(OpenStruct, tag_field="method", tag="tasks/get"):
     params: GetTaskRequestParams
 
 
-class GetTaskRequestParams(OpenStruct):
+class GetTaskRequestParams(OpenStruct, kw_only=True):
     """The `GetTaskRequestParams` object of the schema."""
 
     task_id: str = msgspec.field(name="taskId")
     """The task identifier to query."""
 
 
-class GetTaskResult(OpenStruct):
+class GetTaskResult(OpenStruct, kw_only=True):
     """Data associated with a task."""
 
     created_at: str = msgspec.field(name="createdAt")
@@ -1197,7 +1208,7 @@ class GetTaskResult(OpenStruct):
     """
 
 
-class Icon(OpenStruct):
+class Icon(OpenStruct, kw_only=True):
     """An optionally-sized icon that can be displayed in a user interface."""
 
     src: str
@@ -1235,7 +1246,7 @@ class Icon(OpenStruct):
     """
 
 
-class Icons(OpenStruct):
+class Icons(OpenStruct, kw_only=True):
     """Base interface to add `icons` property."""
 
     icons: list[Icon] | UnsetType = UNSET
@@ -1252,7 +1263,7 @@ class Icons(OpenStruct):
     """
 
 
-class ImageContent(OpenStruct, tag_field="type", tag="image"):
+class ImageContent(OpenStruct, kw_only=True, tag_field="type", tag="image"):
     """An image provided to or from an LLM."""
 
     data: str
@@ -1272,7 +1283,7 @@ class ImageContent(OpenStruct, tag_field="type", tag="image"):
     """
 
 
-class Implementation(OpenStruct):
+class Implementation(OpenStruct, kw_only=True):
     """Describes the MCP implementation."""
 
     name: str
@@ -1317,7 +1328,7 @@ class Implementation(OpenStruct):
     """An optional URL of the website for this implementation."""
 
 
-class InitializeRequest(OpenStruct, tag_field="method", tag="initialize"):
+class InitializeRequest(OpenStruct, kw_only=True, tag_field="method", tag="initialize"):
     """This request is sent from the client to the server when it first connects,
     asking it to begin initialization.
     """
@@ -1329,7 +1340,7 @@ class InitializeRequest(OpenStruct, tag_field="method", tag="initialize"):
     params: InitializeRequestParams
 
 
-class InitializeRequestParams(OpenStruct):
+class InitializeRequestParams(OpenStruct, kw_only=True):
     """Parameters for an `initialize` request."""
 
     capabilities: ClientCapabilities
@@ -1349,7 +1360,7 @@ class InitializeRequestParams(OpenStruct):
     """
 
 
-class InitializeRequestParamsMeta(OpenStruct):
+class InitializeRequestParamsMeta(OpenStruct, kw_only=True):
     """See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for
     notes on `_meta` usage.
     """
@@ -1364,7 +1375,7 @@ class InitializeRequestParamsMeta(OpenStruct):
     """
 
 
-class InitializeResult(OpenStruct):
+class InitializeResult(OpenStruct, kw_only=True):
     """After receiving an initialize request from the client, the server sends this
     response.
     """
@@ -1394,7 +1405,7 @@ class InitializeResult(OpenStruct):
 
 
 class InitializedNotification(
-    OpenStruct, tag_field="method", tag="notifications/initialized"
+    OpenStruct, kw_only=True, tag_field="method", tag="notifications/initialized"
 ):
     """This notification is sent from the client to the server after initialization
     has finished.
@@ -1405,7 +1416,7 @@ class InitializedNotification(
     params: NotificationParams | UnsetType = UNSET
 
 
-class JSONRPCErrorResponse(OpenStruct):
+class JSONRPCErrorResponse(OpenStruct, kw_only=True):
     """A response to a request that indicates an error occurred."""
 
     error: Error
@@ -1415,7 +1426,7 @@ class JSONRPCErrorResponse(OpenStruct):
     id: RequestId | UnsetType = UNSET
 
 
-class JSONRPCNotification(OpenStruct):
+class JSONRPCNotification(OpenStruct, kw_only=True):
     """A notification which does not expect a response."""
 
     jsonrpc: Literal["2.0"]
@@ -1425,7 +1436,7 @@ class JSONRPCNotification(OpenStruct):
     params: dict[str, Any] | UnsetType = UNSET
 
 
-class JSONRPCRequest(OpenStruct):
+class JSONRPCRequest(OpenStruct, kw_only=True):
     """A request that expects a response."""
 
     id: RequestId
@@ -1437,7 +1448,7 @@ class JSONRPCRequest(OpenStruct):
     params: dict[str, Any] | UnsetType = UNSET
 
 
-class JSONRPCResultResponse(OpenStruct):
+class JSONRPCResultResponse(OpenStruct, kw_only=True):
     """A successful (non-error) response to a request."""
 
     id: RequestId
@@ -1447,7 +1458,7 @@ class JSONRPCResultResponse(OpenStruct):
     result: Result
 
 
-class LegacyTitledEnumSchema(OpenStruct):
+class LegacyTitledEnumSchema(OpenStruct, kw_only=True):
     """Use TitledSingleSelectEnumSchema instead.
     This interface will be removed in a future version.
     """
@@ -1468,7 +1479,9 @@ class LegacyTitledEnumSchema(OpenStruct):
     title: str | UnsetType = UNSET
 
 
-class ListPromptsRequest(OpenStruct, tag_field="method", tag="prompts/list"):
+class ListPromptsRequest(
+    OpenStruct, kw_only=True, tag_field="method", tag="prompts/list"
+):
     """Sent from the client to request a list of prompts and prompt templates the
     server has.
     """
@@ -1480,7 +1493,7 @@ class ListPromptsRequest(OpenStruct, tag_field="method", tag="prompts/list"):
     params: PaginatedRequestParams | UnsetType = UNSET
 
 
-class ListPromptsResult(OpenStruct):
+class ListPromptsResult(OpenStruct, kw_only=True):
     """The server's response to a prompts/list request from the client."""
 
     prompts: list[Prompt]
@@ -1498,7 +1511,7 @@ class ListPromptsResult(OpenStruct):
 
 
 class ListResourceTemplatesRequest(
-    OpenStruct, tag_field="method", tag="resources/templates/list"
+    OpenStruct, kw_only=True, tag_field="method", tag="resources/templates/list"
 ):
     """Sent from the client to request a list of resource templates the server has."""
 
@@ -1509,7 +1522,7 @@ class ListResourceTemplatesRequest(
     params: PaginatedRequestParams | UnsetType = UNSET
 
 
-class ListResourceTemplatesResult(OpenStruct):
+class ListResourceTemplatesResult(OpenStruct, kw_only=True):
     """The server's response to a resources/templates/list request from the client."""
 
     resource_templates: list[ResourceTemplate] = msgspec.field(name="resourceTemplates")
@@ -1526,7 +1539,9 @@ class ListResourceTemplatesResult(OpenStruct):
     """
 
 
-class ListResourcesRequest(OpenStruct, tag_field="method", tag="resources/list"):
+class ListResourcesRequest(
+    OpenStruct, kw_only=True, tag_field="method", tag="resources/list"
+):
     """Sent from the client to request a list of resources the server has."""
 
     id: RequestId
@@ -1536,7 +1551,7 @@ class ListResourcesRequest(OpenStruct, tag_field="method", tag="resources/list")
     params: PaginatedRequestParams | UnsetType = UNSET
 
 
-class ListResourcesResult(OpenStruct):
+class ListResourcesResult(OpenStruct, kw_only=True):
     """The server's response to a resources/list request from the client."""
 
     resources: list[Resource]
@@ -1553,7 +1568,7 @@ class ListResourcesResult(OpenStruct):
     """
 
 
-class ListRootsRequest(OpenStruct, tag_field="method", tag="roots/list"):
+class ListRootsRequest(OpenStruct, kw_only=True, tag_field="method", tag="roots/list"):
     """Sent from the server to request a list of root URIs from the client. Roots
     allow
     servers to ask for specific directories or files to operate on. A common
@@ -1575,7 +1590,7 @@ class ListRootsRequest(OpenStruct, tag_field="method", tag="roots/list"):
     params: RequestParams | UnsetType = UNSET
 
 
-class ListRootsResult(OpenStruct):
+class ListRootsResult(OpenStruct, kw_only=True):
     """The client's response to a roots/list request from the server.
     This result contains an array of Root objects, each representing a root
     directory
@@ -1590,7 +1605,7 @@ class ListRootsResult(OpenStruct):
     """
 
 
-class ListTasksRequest(OpenStruct, tag_field="method", tag="tasks/list"):
+class ListTasksRequest(OpenStruct, kw_only=True, tag_field="method", tag="tasks/list"):
     """A request to retrieve a list of tasks."""
 
     id: RequestId
@@ -1600,7 +1615,7 @@ class ListTasksRequest(OpenStruct, tag_field="method", tag="tasks/list"):
     params: PaginatedRequestParams | UnsetType = UNSET
 
 
-class ListTasksResult(OpenStruct):
+class ListTasksResult(OpenStruct, kw_only=True):
     """The response to a tasks/list request."""
 
     tasks: list[Task]
@@ -1617,7 +1632,7 @@ class ListTasksResult(OpenStruct):
     """
 
 
-class ListToolsRequest(OpenStruct, tag_field="method", tag="tools/list"):
+class ListToolsRequest(OpenStruct, kw_only=True, tag_field="method", tag="tools/list"):
     """Sent from the client to request a list of tools the server has."""
 
     id: RequestId
@@ -1627,7 +1642,7 @@ class ListToolsRequest(OpenStruct, tag_field="method", tag="tools/list"):
     params: PaginatedRequestParams | UnsetType = UNSET
 
 
-class ListToolsResult(OpenStruct):
+class ListToolsResult(OpenStruct, kw_only=True):
     """The server's response to a tools/list request from the client."""
 
     tools: list[Tool]
@@ -1645,7 +1660,7 @@ class ListToolsResult(OpenStruct):
 
 
 class LoggingMessageNotification(
-    OpenStruct, tag_field="method", tag="notifications/message"
+    OpenStruct, kw_only=True, tag_field="method", tag="notifications/message"
 ):
     """JSONRPCNotification of a log message passed from server to client. If no
     logging/setLevel request has been sent from the client, the server MAY decide
@@ -1657,7 +1672,7 @@ class LoggingMessageNotification(
     params: LoggingMessageNotificationParams
 
 
-class LoggingMessageNotificationParams(OpenStruct):
+class LoggingMessageNotificationParams(OpenStruct, kw_only=True):
     """Parameters for a `notifications/message` notification."""
 
     data: Any
@@ -1677,7 +1692,7 @@ class LoggingMessageNotificationParams(OpenStruct):
     """
 
 
-class ModelHint(OpenStruct):
+class ModelHint(OpenStruct, kw_only=True):
     """Hints to use for model selection.
 
     Keys not declared here are currently left unspecified by the spec and are up
@@ -1699,7 +1714,7 @@ class ModelHint(OpenStruct):
     """
 
 
-class ModelPreferences(OpenStruct):
+class ModelPreferences(OpenStruct, kw_only=True):
     """The server's preferences for model selection, requested of the client during
     sampling.
 
@@ -1755,7 +1770,7 @@ class ModelPreferences(OpenStruct):
     """
 
 
-class Notification(OpenStruct):
+class Notification(OpenStruct, kw_only=True):
     """The `Notification` object of the schema."""
 
     method: str
@@ -1763,7 +1778,7 @@ class Notification(OpenStruct):
     params: dict[str, Any] | UnsetType = UNSET
 
 
-class NotificationParams(OpenStruct):
+class NotificationParams(OpenStruct, kw_only=True):
     """The `NotificationParams` object of the schema."""
 
     meta: dict[str, Any] | UnsetType = msgspec.field(default=UNSET, name="_meta")
@@ -1772,7 +1787,7 @@ class NotificationParams(OpenStruct):
     """
 
 
-class NumberSchema(OpenStruct):
+class NumberSchema(OpenStruct, kw_only=True):
     """The `NumberSchema` object of the schema."""
 
     type: Literal["integer", "number"]
@@ -1788,7 +1803,7 @@ class NumberSchema(OpenStruct):
     title: str | UnsetType = UNSET
 
 
-class PaginatedRequest(OpenStruct):
+class PaginatedRequest(OpenStruct, kw_only=True):
     """The `PaginatedRequest` object of the schema."""
 
     id: RequestId
@@ -1800,7 +1815,7 @@ class PaginatedRequest(OpenStruct):
     params: PaginatedRequestParams | UnsetType = UNSET
 
 
-class PaginatedRequestParams(OpenStruct):
+class PaginatedRequestParams(OpenStruct, kw_only=True):
     """Common parameters for paginated requests."""
 
     cursor: str | UnsetType = UNSET
@@ -1816,7 +1831,7 @@ class PaginatedRequestParams(OpenStruct):
     """
 
 
-class PaginatedRequestParamsMeta(OpenStruct):
+class PaginatedRequestParamsMeta(OpenStruct, kw_only=True):
     """See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for
     notes on `_meta` usage.
     """
@@ -1831,7 +1846,7 @@ class PaginatedRequestParamsMeta(OpenStruct):
     """
 
 
-class PaginatedResult(OpenStruct):
+class PaginatedResult(OpenStruct, kw_only=True):
     """The `PaginatedResult` object of the schema."""
 
     meta: dict[str, Any] | UnsetType = msgspec.field(default=UNSET, name="_meta")
@@ -1846,7 +1861,7 @@ class PaginatedResult(OpenStruct):
     """
 
 
-class PingRequest(OpenStruct, tag_field="method", tag="ping"):
+class PingRequest(OpenStruct, kw_only=True, tag_field="method", tag="ping"):
     """A ping, issued by either the server or the client, to check that the other
     party is still alive. The receiver must promptly respond, or else may be
     disconnected.
@@ -1860,7 +1875,7 @@ class PingRequest(OpenStruct, tag_field="method", tag="ping"):
 
 
 class ProgressNotification(
-    OpenStruct, tag_field="method", tag="notifications/progress"
+    OpenStruct, kw_only=True, tag_field="method", tag="notifications/progress"
 ):
     """An out-of-band notification used to inform the receiver of a progress update
     for a long-running request.
@@ -1871,7 +1886,7 @@ class ProgressNotification(
     params: ProgressNotificationParams
 
 
-class ProgressNotificationParams(OpenStruct):
+class ProgressNotificationParams(OpenStruct, kw_only=True):
     """Parameters for a `notifications/progress` notification."""
 
     progress: int | float
@@ -1896,7 +1911,7 @@ class ProgressNotificationParams(OpenStruct):
     """Total number of items to process (or total progress required), if known."""
 
 
-class Prompt(OpenStruct):
+class Prompt(OpenStruct, kw_only=True):
     """A prompt or prompt template that the server offers."""
 
     name: str
@@ -1939,7 +1954,7 @@ class Prompt(OpenStruct):
     """
 
 
-class PromptArgument(OpenStruct):
+class PromptArgument(OpenStruct, kw_only=True):
     """Describes an argument that a prompt can accept."""
 
     name: str
@@ -1965,7 +1980,10 @@ class PromptArgument(OpenStruct):
 
 
 class PromptListChangedNotification(
-    OpenStruct, tag_field="method", tag="notifications/prompts/list_changed"
+    OpenStruct,
+    kw_only=True,
+    tag_field="method",
+    tag="notifications/prompts/list_changed",
 ):
     """An optional notification from the server to the client, informing it that the
     list of prompts it offers has changed. This may be issued by servers without
@@ -1977,7 +1995,7 @@ class PromptListChangedNotification(
     params: NotificationParams | UnsetType = UNSET
 
 
-class PromptMessage(OpenStruct):
+class PromptMessage(OpenStruct, kw_only=True):
     """Describes a message returned as part of a prompt.
 
     This is similar to `SamplingMessage`, but also supports the embedding of
@@ -1989,7 +2007,7 @@ class PromptMessage(OpenStruct):
     role: Role
 
 
-class PromptReference(OpenStruct, tag_field="type", tag="ref/prompt"):
+class PromptReference(OpenStruct, kw_only=True, tag_field="type", tag="ref/prompt"):
     """Identifies a prompt."""
 
     name: str
@@ -2008,7 +2026,9 @@ class PromptReference(OpenStruct, tag_field="type", tag="ref/prompt"):
     """
 
 
-class ReadResourceRequest(OpenStruct, tag_field="method", tag="resources/read"):
+class ReadResourceRequest(
+    OpenStruct, kw_only=True, tag_field="method", tag="resources/read"
+):
     """Sent from the client to the server, to read a specific resource URI."""
 
     id: RequestId
@@ -2018,7 +2038,7 @@ class ReadResourceRequest(OpenStruct, tag_field="method", tag="resources/read"):
     params: ReadResourceRequestParams
 
 
-class ReadResourceRequestParams(OpenStruct):
+class ReadResourceRequestParams(OpenStruct, kw_only=True):
     """Parameters for a `resources/read` request."""
 
     uri: str
@@ -2034,7 +2054,7 @@ class ReadResourceRequestParams(OpenStruct):
     """
 
 
-class ReadResourceRequestParamsMeta(OpenStruct):
+class ReadResourceRequestParamsMeta(OpenStruct, kw_only=True):
     """See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for
     notes on `_meta` usage.
     """
@@ -2049,7 +2069,7 @@ class ReadResourceRequestParamsMeta(OpenStruct):
     """
 
 
-class ReadResourceResult(OpenStruct):
+class ReadResourceResult(OpenStruct, kw_only=True):
     """The server's response to a resources/read request from the client."""
 
     contents: list[ReadResourceResultContentsItem]
@@ -2060,7 +2080,7 @@ class ReadResourceResult(OpenStruct):
     """
 
 
-class RelatedTaskMetadata(OpenStruct):
+class RelatedTaskMetadata(OpenStruct, kw_only=True):
     """Metadata for associating messages with a task.
     Include this in the `_meta` field under the key
     `io.modelcontextprotocol/related-task`.
@@ -2070,7 +2090,7 @@ class RelatedTaskMetadata(OpenStruct):
     """The task identifier this message is associated with."""
 
 
-class Request(OpenStruct):
+class Request(OpenStruct, kw_only=True):
     """The `Request` object of the schema."""
 
     method: str
@@ -2078,7 +2098,7 @@ class Request(OpenStruct):
     params: dict[str, Any] | UnsetType = UNSET
 
 
-class RequestParams(OpenStruct):
+class RequestParams(OpenStruct, kw_only=True):
     """Common params for any request."""
 
     meta: RequestParamsMeta | UnsetType = msgspec.field(default=UNSET, name="_meta")
@@ -2087,7 +2107,7 @@ class RequestParams(OpenStruct):
     """
 
 
-class RequestParamsMeta(OpenStruct):
+class RequestParamsMeta(OpenStruct, kw_only=True):
     """See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for
     notes on `_meta` usage.
     """
@@ -2102,7 +2122,7 @@ class RequestParamsMeta(OpenStruct):
     """
 
 
-class Resource(OpenStruct):
+class Resource(OpenStruct, kw_only=True):
     """A known resource that the server is capable of reading."""
 
     name: str
@@ -2163,7 +2183,7 @@ class Resource(OpenStruct):
     """
 
 
-class ResourceContents(OpenStruct):
+class ResourceContents(OpenStruct, kw_only=True):
     """The contents of a specific resource or sub-resource."""
 
     uri: str
@@ -2178,7 +2198,7 @@ class ResourceContents(OpenStruct):
     """The MIME type of this resource, if known."""
 
 
-class ResourceLink(OpenStruct, tag_field="type", tag="resource_link"):
+class ResourceLink(OpenStruct, kw_only=True, tag_field="type", tag="resource_link"):
     """A resource that the server is capable of reading, included in a prompt or tool
     call result.
 
@@ -2245,7 +2265,10 @@ class ResourceLink(OpenStruct, tag_field="type", tag="resource_link"):
 
 
 class ResourceListChangedNotification(
-    OpenStruct, tag_field="method", tag="notifications/resources/list_changed"
+    OpenStruct,
+    kw_only=True,
+    tag_field="method",
+    tag="notifications/resources/list_changed",
 ):
     """An optional notification from the server to the client, informing it that the
     list of resources it can read from has changed. This may be issued by servers
@@ -2257,7 +2280,7 @@ class ResourceListChangedNotification(
     params: NotificationParams | UnsetType = UNSET
 
 
-class ResourceRequestParams(OpenStruct):
+class ResourceRequestParams(OpenStruct, kw_only=True):
     """Common parameters when working with resources."""
 
     uri: str
@@ -2273,7 +2296,7 @@ class ResourceRequestParams(OpenStruct):
     """
 
 
-class ResourceRequestParamsMeta(OpenStruct):
+class ResourceRequestParamsMeta(OpenStruct, kw_only=True):
     """See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for
     notes on `_meta` usage.
     """
@@ -2288,7 +2311,7 @@ class ResourceRequestParamsMeta(OpenStruct):
     """
 
 
-class ResourceTemplate(OpenStruct):
+class ResourceTemplate(OpenStruct, kw_only=True):
     """A template description for resources available on the server."""
 
     name: str
@@ -2345,7 +2368,9 @@ class ResourceTemplate(OpenStruct):
     """
 
 
-class ResourceTemplateReference(OpenStruct, tag_field="type", tag="ref/resource"):
+class ResourceTemplateReference(
+    OpenStruct, kw_only=True, tag_field="type", tag="ref/resource"
+):
     """A reference to a resource or resource template definition."""
 
     uri: str
@@ -2353,7 +2378,7 @@ class ResourceTemplateReference(OpenStruct, tag_field="type", tag="ref/resource"
 
 
 class ResourceUpdatedNotification(
-    OpenStruct, tag_field="method", tag="notifications/resources/updated"
+    OpenStruct, kw_only=True, tag_field="method", tag="notifications/resources/updated"
 ):
     """A notification from the server to the client, informing it that a resource has
     changed and may need to be read again. This should only be sent if the client
@@ -2365,7 +2390,7 @@ class ResourceUpdatedNotification(
     params: ResourceUpdatedNotificationParams
 
 
-class ResourceUpdatedNotificationParams(OpenStruct):
+class ResourceUpdatedNotificationParams(OpenStruct, kw_only=True):
     """Parameters for a `notifications/resources/updated` notification."""
 
     uri: str
@@ -2379,7 +2404,7 @@ class ResourceUpdatedNotificationParams(OpenStruct):
     """
 
 
-class Result(OpenStruct):
+class Result(OpenStruct, kw_only=True):
     """The `Result` object of the schema."""
 
     meta: dict[str, Any] | UnsetType = msgspec.field(default=UNSET, name="_meta")
@@ -2388,7 +2413,7 @@ class Result(OpenStruct):
     """
 
 
-class Root(OpenStruct):
+class Root(OpenStruct, kw_only=True):
     """Represents a root directory or file that the server can operate on."""
 
     uri: str
@@ -2410,7 +2435,7 @@ class Root(OpenStruct):
 
 
 class RootsListChangedNotification(
-    OpenStruct, tag_field="method", tag="notifications/roots/list_changed"
+    OpenStruct, kw_only=True, tag_field="method", tag="notifications/roots/list_changed"
 ):
     """A notification from the client to the server, informing it that the list of
     roots has changed.
@@ -2425,7 +2450,7 @@ class RootsListChangedNotification(
     params: NotificationParams | UnsetType = UNSET
 
 
-class SamplingMessage(OpenStruct):
+class SamplingMessage(OpenStruct, kw_only=True):
     """Describes a message issued to or received from an LLM API."""
 
     content: SamplingMessageContent
@@ -2438,7 +2463,7 @@ class SamplingMessage(OpenStruct):
     """
 
 
-class ServerCapabilities(OpenStruct):
+class ServerCapabilities(OpenStruct, kw_only=True):
     """Capabilities that a server may support. Known capabilities are defined here,
     in this schema, but this is not a closed set: any server can define its own,
     additional capabilities.
@@ -2466,14 +2491,14 @@ class ServerCapabilities(OpenStruct):
     """Present if the server offers any tools to call."""
 
 
-class ServerCapabilitiesPrompts(OpenStruct):
+class ServerCapabilitiesPrompts(OpenStruct, kw_only=True):
     """Present if the server offers any prompt templates."""
 
     list_changed: bool | UnsetType = msgspec.field(default=UNSET, name="listChanged")
     """Whether this server supports notifications for changes to the prompt list."""
 
 
-class ServerCapabilitiesResources(OpenStruct):
+class ServerCapabilitiesResources(OpenStruct, kw_only=True):
     """Present if the server offers any resources to read."""
 
     list_changed: bool | UnsetType = msgspec.field(default=UNSET, name="listChanged")
@@ -2483,7 +2508,7 @@ class ServerCapabilitiesResources(OpenStruct):
     """Whether this server supports subscribing to resource updates."""
 
 
-class ServerCapabilitiesTasks(OpenStruct):
+class ServerCapabilitiesTasks(OpenStruct, kw_only=True):
     """Present if the server supports task-augmented requests."""
 
     cancel: dict[str, Any] | UnsetType = UNSET
@@ -2496,28 +2521,30 @@ class ServerCapabilitiesTasks(OpenStruct):
     """Specifies which request types can be augmented with tasks."""
 
 
-class ServerCapabilitiesTasksRequests(OpenStruct):
+class ServerCapabilitiesTasksRequests(OpenStruct, kw_only=True):
     """Specifies which request types can be augmented with tasks."""
 
     tools: ServerCapabilitiesTasksRequestsTools | UnsetType = UNSET
     """Task support for tool-related requests."""
 
 
-class ServerCapabilitiesTasksRequestsTools(OpenStruct):
+class ServerCapabilitiesTasksRequestsTools(OpenStruct, kw_only=True):
     """Task support for tool-related requests."""
 
     call: dict[str, Any] | UnsetType = UNSET
     """Whether the server supports task-augmented tools/call requests."""
 
 
-class ServerCapabilitiesTools(OpenStruct):
+class ServerCapabilitiesTools(OpenStruct, kw_only=True):
     """Present if the server offers any tools to call."""
 
     list_changed: bool | UnsetType = msgspec.field(default=UNSET, name="listChanged")
     """Whether this server supports notifications for changes to the tool list."""
 
 
-class SetLevelRequest(OpenStruct, tag_field="method", tag="logging/setLevel"):
+class SetLevelRequest(
+    OpenStruct, kw_only=True, tag_field="method", tag="logging/setLevel"
+):
     """A request from the client to the server, to enable or adjust logging."""
 
     id: RequestId
@@ -2527,7 +2554,7 @@ class SetLevelRequest(OpenStruct, tag_field="method", tag="logging/setLevel"):
     params: SetLevelRequestParams
 
 
-class SetLevelRequestParams(OpenStruct):
+class SetLevelRequestParams(OpenStruct, kw_only=True):
     """Parameters for a `logging/setLevel` request."""
 
     level: LoggingLevel
@@ -2544,7 +2571,7 @@ class SetLevelRequestParams(OpenStruct):
     """
 
 
-class SetLevelRequestParamsMeta(OpenStruct):
+class SetLevelRequestParamsMeta(OpenStruct, kw_only=True):
     """See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for
     notes on `_meta` usage.
     """
@@ -2559,7 +2586,7 @@ class SetLevelRequestParamsMeta(OpenStruct):
     """
 
 
-class StringSchema(OpenStruct):
+class StringSchema(OpenStruct, kw_only=True):
     """The `StringSchema` object of the schema."""
 
     type: Literal["string"]
@@ -2577,7 +2604,9 @@ class StringSchema(OpenStruct):
     title: str | UnsetType = UNSET
 
 
-class SubscribeRequest(OpenStruct, tag_field="method", tag="resources/subscribe"):
+class SubscribeRequest(
+    OpenStruct, kw_only=True, tag_field="method", tag="resources/subscribe"
+):
     """Sent from the client to request resources/updated notifications from the
     server whenever a particular resource changes.
     """
@@ -2589,7 +2618,7 @@ class SubscribeRequest(OpenStruct, tag_field="method", tag="resources/subscribe"
     params: SubscribeRequestParams
 
 
-class SubscribeRequestParams(OpenStruct):
+class SubscribeRequestParams(OpenStruct, kw_only=True):
     """Parameters for a `resources/subscribe` request."""
 
     uri: str
@@ -2605,7 +2634,7 @@ class SubscribeRequestParams(OpenStruct):
     """
 
 
-class SubscribeRequestParamsMeta(OpenStruct):
+class SubscribeRequestParamsMeta(OpenStruct, kw_only=True):
     """See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for
     notes on `_meta` usage.
     """
@@ -2620,7 +2649,7 @@ class SubscribeRequestParamsMeta(OpenStruct):
     """
 
 
-class Task(OpenStruct):
+class Task(OpenStruct, kw_only=True):
     """Data associated with a task."""
 
     created_at: str = msgspec.field(name="createdAt")
@@ -2651,7 +2680,7 @@ class Task(OpenStruct):
     """
 
 
-class TaskAugmentedRequestParams(OpenStruct):
+class TaskAugmentedRequestParams(OpenStruct, kw_only=True):
     """Common params for any task-augmented request."""
 
     meta: TaskAugmentedRequestParamsMeta | UnsetType = msgspec.field(
@@ -2674,7 +2703,7 @@ class TaskAugmentedRequestParams(OpenStruct):
     """
 
 
-class TaskAugmentedRequestParamsMeta(OpenStruct):
+class TaskAugmentedRequestParamsMeta(OpenStruct, kw_only=True):
     """See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for
     notes on `_meta` usage.
     """
@@ -2689,7 +2718,7 @@ class TaskAugmentedRequestParamsMeta(OpenStruct):
     """
 
 
-class TaskMetadata(OpenStruct):
+class TaskMetadata(OpenStruct, kw_only=True):
     """Metadata for augmenting a request with task execution.
     Include this in the `task` field of the request parameters.
     """
@@ -2699,7 +2728,7 @@ class TaskMetadata(OpenStruct):
 
 
 class TaskStatusNotification(
-    OpenStruct, tag_field="method", tag="notifications/tasks/status"
+    OpenStruct, kw_only=True, tag_field="method", tag="notifications/tasks/status"
 ):
     """An optional notification from the receiver to the requestor, informing them
     that a task's status has changed. Receivers are not required to send these
@@ -2711,7 +2740,7 @@ class TaskStatusNotification(
     params: TaskStatusNotificationParams
 
 
-class TaskStatusNotificationParams(OpenStruct):
+class TaskStatusNotificationParams(OpenStruct, kw_only=True):
     """Data associated with a task."""
 
     created_at: str = msgspec.field(name="createdAt")
@@ -2747,7 +2776,7 @@ class TaskStatusNotificationParams(OpenStruct):
     """
 
 
-class TextContent(OpenStruct, tag_field="type", tag="text"):
+class TextContent(OpenStruct, kw_only=True, tag_field="type", tag="text"):
     """Text provided to or from an LLM."""
 
     text: str
@@ -2762,7 +2791,7 @@ class TextContent(OpenStruct, tag_field="type", tag="text"):
     """
 
 
-class TextResourceContents(OpenStruct):
+class TextResourceContents(OpenStruct, kw_only=True):
     """The `TextResourceContents` object of the schema."""
 
     text: str
@@ -2782,7 +2811,7 @@ class TextResourceContents(OpenStruct):
     """The MIME type of this resource, if known."""
 
 
-class TitledMultiSelectEnumSchema(OpenStruct):
+class TitledMultiSelectEnumSchema(OpenStruct, kw_only=True):
     """Schema for multiple-selection enumeration with display titles for each option."""
 
     items: TitledMultiSelectEnumSchemaItems
@@ -2806,7 +2835,7 @@ class TitledMultiSelectEnumSchema(OpenStruct):
     """Optional title for the enum field."""
 
 
-class TitledMultiSelectEnumSchemaItems(OpenStruct):
+class TitledMultiSelectEnumSchemaItems(OpenStruct, kw_only=True):
     """Schema for array items with enum options and display labels."""
 
     any_of: list[TitledMultiSelectEnumSchemaItemsAnyOfItem] = msgspec.field(
@@ -2815,7 +2844,7 @@ class TitledMultiSelectEnumSchemaItems(OpenStruct):
     """Array of enum options with values and display labels."""
 
 
-class TitledMultiSelectEnumSchemaItemsAnyOfItem(OpenStruct):
+class TitledMultiSelectEnumSchemaItemsAnyOfItem(OpenStruct, kw_only=True):
     """The `TitledMultiSelectEnumSchemaItemsAnyOfItem` object of the schema."""
 
     const: str
@@ -2825,7 +2854,7 @@ class TitledMultiSelectEnumSchemaItemsAnyOfItem(OpenStruct):
     """Display title for this option."""
 
 
-class TitledSingleSelectEnumSchema(OpenStruct):
+class TitledSingleSelectEnumSchema(OpenStruct, kw_only=True):
     """Schema for single-selection enumeration with display titles for each option."""
 
     one_of: list[TitledSingleSelectEnumSchemaOneOfItem] = msgspec.field(name="oneOf")
@@ -2843,7 +2872,7 @@ class TitledSingleSelectEnumSchema(OpenStruct):
     """Optional title for the enum field."""
 
 
-class TitledSingleSelectEnumSchemaOneOfItem(OpenStruct):
+class TitledSingleSelectEnumSchemaOneOfItem(OpenStruct, kw_only=True):
     """The `TitledSingleSelectEnumSchemaOneOfItem` object of the schema."""
 
     const: str
@@ -2853,7 +2882,7 @@ class TitledSingleSelectEnumSchemaOneOfItem(OpenStruct):
     """Display label for this option."""
 
 
-class Tool(OpenStruct):
+class Tool(OpenStruct, kw_only=True):
     """Definition for a tool the client can call."""
 
     input_schema: ToolInputSchema = msgspec.field(name="inputSchema")
@@ -2920,7 +2949,7 @@ class Tool(OpenStruct):
     """
 
 
-class ToolAnnotations(OpenStruct):
+class ToolAnnotations(OpenStruct, kw_only=True):
     """Additional properties describing a Tool to clients.
 
     NOTE: all properties in ToolAnnotations are **hints**.
@@ -2974,7 +3003,7 @@ class ToolAnnotations(OpenStruct):
     """A human-readable title for the tool."""
 
 
-class ToolChoice(OpenStruct):
+class ToolChoice(OpenStruct, kw_only=True):
     """Controls tool selection behavior for sampling requests."""
 
     mode: Literal["auto", "none", "required"] | UnsetType = UNSET
@@ -2985,7 +3014,7 @@ class ToolChoice(OpenStruct):
     """
 
 
-class ToolExecution(OpenStruct):
+class ToolExecution(OpenStruct, kw_only=True):
     """Execution-related properties for a tool."""
 
     task_support: Literal["forbidden", "optional", "required"] | UnsetType = (
@@ -3004,7 +3033,7 @@ class ToolExecution(OpenStruct):
     """
 
 
-class ToolInputSchema(OpenStruct):
+class ToolInputSchema(OpenStruct, kw_only=True):
     """A JSON Schema object defining the expected parameters for the tool."""
 
     type: Literal["object"]
@@ -3017,7 +3046,7 @@ class ToolInputSchema(OpenStruct):
 
 
 class ToolListChangedNotification(
-    OpenStruct, tag_field="method", tag="notifications/tools/list_changed"
+    OpenStruct, kw_only=True, tag_field="method", tag="notifications/tools/list_changed"
 ):
     """An optional notification from the server to the client, informing it that the
     list of tools it offers has changed. This may be issued by servers without any
@@ -3029,7 +3058,7 @@ class ToolListChangedNotification(
     params: NotificationParams | UnsetType = UNSET
 
 
-class ToolOutputSchema(OpenStruct):
+class ToolOutputSchema(OpenStruct, kw_only=True):
     """An optional JSON Schema object defining the structure of the tool's output
     returned in
     the structuredContent field of a CallToolResult.
@@ -3047,7 +3076,7 @@ class ToolOutputSchema(OpenStruct):
     schema: str | UnsetType = msgspec.field(default=UNSET, name="$schema")
 
 
-class ToolResultContent(OpenStruct, tag_field="type", tag="tool_result"):
+class ToolResultContent(OpenStruct, kw_only=True, tag_field="type", tag="tool_result"):
     """The result of a tool use, provided by the user back to the assistant."""
 
     content: list[ContentBlock]
@@ -3090,7 +3119,7 @@ class ToolResultContent(OpenStruct, tag_field="type", tag="tool_result"):
     """
 
 
-class ToolUseContent(OpenStruct, tag_field="type", tag="tool_use"):
+class ToolUseContent(OpenStruct, kw_only=True, tag_field="type", tag="tool_use"):
     """A request from the assistant to call a tool."""
 
     id: str
@@ -3115,7 +3144,7 @@ class ToolUseContent(OpenStruct, tag_field="type", tag="tool_use"):
     """
 
 
-class URLElicitationRequiredError(OpenStruct):
+class URLElicitationRequiredError(OpenStruct, kw_only=True):
     """An error response that indicates that the server requires the client to
     provide additional information via an elicitation request.
     """
@@ -3127,7 +3156,7 @@ class URLElicitationRequiredError(OpenStruct):
     id: RequestId | UnsetType = UNSET
 
 
-class URLElicitationRequiredErrorError(OpenStruct):
+class URLElicitationRequiredErrorError(OpenStruct, kw_only=True):
     """The `URLElicitationRequiredErrorError` object of the schema."""
 
     code: Literal[-32042]
@@ -3140,13 +3169,15 @@ class URLElicitationRequiredErrorError(OpenStruct):
     """
 
 
-class URLElicitationRequiredErrorErrorData(OpenStruct):
+class URLElicitationRequiredErrorErrorData(OpenStruct, kw_only=True):
     """The `URLElicitationRequiredErrorErrorData` object of the schema."""
 
     elicitations: list[ElicitRequestURLParams]
 
 
-class UnsubscribeRequest(OpenStruct, tag_field="method", tag="resources/unsubscribe"):
+class UnsubscribeRequest(
+    OpenStruct, kw_only=True, tag_field="method", tag="resources/unsubscribe"
+):
     """Sent from the client to request cancellation of resources/updated
     notifications from the server. This should follow a previous
     resources/subscribe request.
@@ -3159,7 +3190,7 @@ class UnsubscribeRequest(OpenStruct, tag_field="method", tag="resources/unsubscr
     params: UnsubscribeRequestParams
 
 
-class UnsubscribeRequestParams(OpenStruct):
+class UnsubscribeRequestParams(OpenStruct, kw_only=True):
     """Parameters for a `resources/unsubscribe` request."""
 
     uri: str
@@ -3175,7 +3206,7 @@ class UnsubscribeRequestParams(OpenStruct):
     """
 
 
-class UnsubscribeRequestParamsMeta(OpenStruct):
+class UnsubscribeRequestParamsMeta(OpenStruct, kw_only=True):
     """See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for
     notes on `_meta` usage.
     """
@@ -3190,7 +3221,7 @@ class UnsubscribeRequestParamsMeta(OpenStruct):
     """
 
 
-class UntitledMultiSelectEnumSchema(OpenStruct):
+class UntitledMultiSelectEnumSchema(OpenStruct, kw_only=True):
     """Schema for multiple-selection enumeration without display titles for options."""
 
     items: UntitledMultiSelectEnumSchemaItems
@@ -3214,7 +3245,7 @@ class UntitledMultiSelectEnumSchema(OpenStruct):
     """Optional title for the enum field."""
 
 
-class UntitledMultiSelectEnumSchemaItems(OpenStruct):
+class UntitledMultiSelectEnumSchemaItems(OpenStruct, kw_only=True):
     """Schema for the array items."""
 
     enum: list[str]
@@ -3223,7 +3254,7 @@ class UntitledMultiSelectEnumSchemaItems(OpenStruct):
     type: Literal["string"]
 
 
-class UntitledSingleSelectEnumSchema(OpenStruct):
+class UntitledSingleSelectEnumSchema(OpenStruct, kw_only=True):
     """Schema for single-selection enumeration without display titles for options."""
 
     enum: list[str]
