@@ -1,0 +1,131 @@
+"""The command line: generate, check (stale and orphaned files), sync, errors."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from mcp_codegen.cli import main
+from tests.conftest import GENERATED_DIR, ROOT, SCHEMA_DIR, SHARED_SCHEMAS
+
+
+@pytest.fixture
+def out_dir(tmp_path: Path) -> Path:
+    """A private copy of generated/."""
+    target = tmp_path / "generated"
+    shutil.copytree(GENERATED_DIR, target, ignore=shutil.ignore_patterns("__pycache__"))
+    return target
+
+
+def run(*args: str) -> tuple[int, str]:
+    result = CliRunner().invoke(main, list(args))
+    return result.exit_code, result.output
+
+
+def test_check_passes_on_the_committed_package(out_dir: Path) -> None:
+    code, output = run("check", "--schema-dir", str(SCHEMA_DIR), "--out", str(out_dir))
+    assert (code, output.strip()) == (0, "generated code is up to date")
+
+
+def test_check_fails_with_a_diff_on_a_stale_file(out_dir: Path) -> None:
+    target = out_dir / "mcp_codegen_types" / "v2025_06_18" / "types.py"
+    target.write_text(target.read_text().replace("class Tool(", "class Tool2(", 1))
+    code, output = run("check", "--schema-dir", str(SCHEMA_DIR), "--out", str(out_dir))
+    assert code == 1
+    assert "-class Tool2(" in output
+    assert "+class Tool(" in output
+    assert "out of date" in output
+
+
+def test_check_fails_on_orphaned_and_missing_files(out_dir: Path) -> None:
+    (out_dir / "mcp_codegen_types" / "v1999_01_01.py").write_text("")
+    (out_dir / "mcp_codegen_types" / "draft" / "methods.py").unlink()
+    code, output = run("check", "--schema-dir", str(SCHEMA_DIR), "--out", str(out_dir))
+    assert code == 1
+    assert "v1999_01_01.py is not generated any more" in output
+    assert "draft/methods.py is missing" in output
+
+
+def test_generate_repairs_what_check_reports(out_dir: Path) -> None:
+    (out_dir / "mcp_codegen_types" / "orphan.py").write_text("")
+    code, output = run(
+        "generate", "--schema-dir", str(SCHEMA_DIR), "--out", str(out_dir)
+    )
+    assert code == 0
+    assert "1 changed" in output
+    code, _ = run("check", "--schema-dir", str(SCHEMA_DIR), "--out", str(out_dir))
+    assert code == 0
+
+
+def test_generator_errors_exit_1_with_the_revision(tmp_path: Path) -> None:
+    schema_dir = tmp_path / "schema"
+    schema_dir.mkdir()
+    shutil.copy(SCHEMA_DIR / "manifest.toml", schema_dir)
+    code, output = run(
+        "generate", "--schema-dir", str(schema_dir), "--out", str(tmp_path)
+    )
+    assert code == 1
+    assert "error: 2024-11-05:" in output
+    assert "schema sync" in output
+
+
+def test_schema_sync_from_a_folder(tmp_path: Path) -> None:
+    schema_dir = tmp_path / "schema"
+    schema_dir.mkdir()
+    shutil.copy(SCHEMA_DIR / "manifest.toml", schema_dir)
+    code, output = run(
+        "schema",
+        "sync",
+        "2025-11-25",
+        "--schema-dir",
+        str(schema_dir),
+        "--from",
+        str(SHARED_SCHEMAS),
+    )
+    assert code == 0, output
+    assert output.startswith("2025-11-25: sha256 268a5f82")
+    assert (schema_dir / "2025-11-25" / "schema.json").exists()
+
+
+def test_output_is_identical_whatever_the_hash_seed(tmp_path: Path) -> None:
+    """Two fresh processes with different PYTHONHASHSEED write the same bytes."""
+    outputs = []
+    for seed in ("1", "2"):
+        out = tmp_path / f"out{seed}"
+        env = {**os.environ, "PYTHONHASHSEED": seed}
+        subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "mcp_codegen",
+                "generate",
+                "--schema-dir",
+                str(SCHEMA_DIR),
+                "--out",
+                str(out),
+            ],
+            check=True,
+            cwd=ROOT,
+            env=env,
+            capture_output=True,
+        )
+        outputs.append(
+            {
+                str(p.relative_to(out)): p.read_bytes()
+                for p in sorted(out.rglob("*"))
+                if p.is_file()
+            }
+        )
+    assert outputs[0] == outputs[1]
+    committed = {
+        str(p.relative_to(GENERATED_DIR)): p.read_bytes()
+        for p in sorted(GENERATED_DIR.rglob("*"))
+        if p.is_file() and "__pycache__" not in p.parts
+    }
+    assert outputs[0] == committed
