@@ -16,7 +16,7 @@ CACHE = REPO / ".cache"
 """Ignored by git: the peer venv and the default results file live here."""
 
 SCHEMA_SOURCE_ENV = "MCP_CODEGEN_SCHEMA_SOURCE"
-"""Same variable as `mcp-codegen schema sync`: a folder laid out as <rev>/schema.json."""
+"""As for `mcp-codegen schema sync`: a folder laid out as <rev>/schema.json."""
 
 Echo = Callable[[str], None]
 

@@ -13,9 +13,12 @@ import fcntl
 import json
 import subprocess
 import sys
-from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ._common import CACHE, Echo
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 PEERS: dict[str, str] = {"mcp-types": "2.3.0"}
 """Distribution name -> pinned version."""
@@ -52,11 +55,12 @@ def installed_versions(venv: Path = VENV) -> dict[str, str | None]:
     )
     if proc.returncode != 0:
         return dict.fromkeys(PEERS)
-    return json.loads(proc.stdout)
+    found: dict[str, str | None] = json.loads(proc.stdout)
+    return found
 
 
 def ensure_peers(echo: Echo | None = None, venv: Path = VENV) -> Path:
-    """Create the peer venv if needed, install any peer not at its pin; return its python.
+    """Create the peer venv if needed, install peers not at their pin; return python.
 
     Raises:
         subprocess.CalledProcessError: venv creation or pip failed.

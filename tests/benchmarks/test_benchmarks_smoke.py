@@ -1,0 +1,82 @@
+"""Smoke test of the benchmarks: every entry point runs with tiny settings.
+
+No timing is asserted, only that each benchmark produces its figures and the
+yardstick counts: ours decodes and re-encodes every example, datamodel-codegen
+does not. Runs `python -m benchmarks all --quick` once (in process), about 20 s;
+installs the peer venv `.cache/peers/venv` on first use (cached afterwards).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+from benchmarks.__main__ import main
+from benchmarks.yardstick import exact_equal
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+EXAMPLES = 129
+REVISIONS = (
+    "2024-11-05",
+    "2025-03-26",
+    "2025-06-18",
+    "2025-11-25",
+    "2026-07-28",
+    "draft",
+)
+
+
+@pytest.fixture(scope="module")
+def quick_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict[str, Any], Path]:
+    out = tmp_path_factory.mktemp("benchmarks") / "results.json"
+    return main(["all", "--quick", "--json", str(out)]), out
+
+
+def test_exact_equal_tells_integers_from_floats() -> None:
+    assert exact_equal({"a": [1, "x", None]}, {"a": [1, "x", None]})
+    assert not exact_equal({"a": 50}, {"a": 50.0})
+    assert not exact_equal([True], [1])
+    assert not exact_equal({"a": 1}, {"a": 1, "b": 2})
+
+
+def test_json_file_holds_every_figure(quick_run: tuple[dict[str, Any], Path]) -> None:
+    results, path = quick_run
+    assert json.loads(path.read_text(encoding="utf-8")) == results
+    assert set(results) == {"meta", "yardstick", "import", "generation"}
+    assert results["meta"]["quick"] is True
+
+
+def test_yardstick_counts(quick_run: tuple[dict[str, Any], Path]) -> None:
+    yardstick = quick_run[0]["yardstick"]
+    assert yardstick["examples"] == EXAMPLES
+    assert yardstick["ours"]["passed"] == EXAMPLES
+    assert yardstick["ours"]["failures"] == {}
+    datamodel = yardstick["datamodel"]
+    assert 0 < datamodel["passed"] < EXAMPLES
+    failed = sum(info["count"] for info in datamodel["failures"].values())
+    assert datamodel["passed"] + failed == EXAMPLES
+    assert datamodel["generation_s"]["median"] > 0
+
+
+def test_import_time_figures(quick_run: tuple[dict[str, Any], Path]) -> None:
+    figures = quick_run[0]["import"]
+    for name in ("ours", "ours (runtime only)", "mcp_types"):
+        entry = figures["contenders"][name]
+        assert entry["in_process"]["n"] == figures["repeats"]
+        assert entry["in_process"]["median_ms"] > 0
+    assert figures["peer_versions"] == {"mcp-types": "2.3.0"}
+    assert figures["ratio_ours_to_mcp_types"] > 0
+
+
+def test_generation_figures(quick_run: tuple[dict[str, Any], Path]) -> None:
+    figures = quick_run[0]["generation"]
+    assert figures["seconds"]["median"] > 0
+    assert tuple(figures["revisions"]) == REVISIONS
+    for entry in figures["revisions"].values():
+        types = entry["files"]["types.py"]
+        assert types["lines"] > 0
+        assert types["bytes"] > 0
