@@ -114,15 +114,32 @@ def header(rev: ir.Revision) -> dict[str, str]:
     }
 
 
-def render_package(revisions: tuple[ir.Revision, ...], latest: str) -> dict[str, str]:
-    """Every file of the generated package, as {relative path: text}."""
+def render_revision(rev: ir.Revision) -> dict[str, str]:
+    """The files of one revision's subpackage, as {relative path: text}."""
+    base = f"{PACKAGE}/{rev.module}"
+    return {
+        f"{base}/types.py": render_types(rev),
+        f"{base}/methods.py": render_methods(rev),
+        f"{base}/__init__.py": render_init(rev),
+        f"{base}/py.typed": "",
+    }
+
+
+def render_package(
+    revisions: tuple[ir.Revision, ...],
+    latest: str,
+    rendered: dict[str, str] | None = None,
+) -> dict[str, str]:
+    """Every file of the generated package, as {relative path: text}.
+
+    `rendered` may hold the revisions' own files already (see `render_revision`).
+    """
     files: dict[str, str] = {}
-    for rev in revisions:
-        base = f"{PACKAGE}/{rev.module}"
-        files[f"{base}/types.py"] = render_types(rev)
-        files[f"{base}/methods.py"] = render_methods(rev)
-        files[f"{base}/__init__.py"] = render_init(rev)
-        files[f"{base}/py.typed"] = ""
+    if rendered is None:
+        for rev in revisions:
+            files.update(render_revision(rev))
+    else:
+        files.update(rendered)
     latest_rev = next(rev for rev in revisions if rev.name == latest)
     files[f"{PACKAGE}/latest/__init__.py"] = render_latest(latest_rev)
     files[f"{PACKAGE}/__init__.py"] = render_root(revisions, latest)
