@@ -16,6 +16,7 @@ first. Recursive aliases (`JSONValue`) are declared with `recursive_alias`.
 
 from __future__ import annotations
 
+import re
 import sys
 import types
 import typing
@@ -161,7 +162,8 @@ def decode(data: bytes | str, type: type[T] | Any) -> T:
     """
     decoder = _decoders.get(type)
     if decoder is None:
-        decoder = _decoders[type] = msgspec.json.Decoder(type, dec_hook=_dec_hook)
+        target = _require_tag(type)
+        decoder = _decoders[type] = msgspec.json.Decoder(target, dec_hook=_dec_hook)
     try:
         value = decoder.decode(data)
     except ValidationError as exc:
@@ -270,13 +272,46 @@ def _with_extras(obj: Any) -> Any:
 def _convert(obj: Any, tp: Any, *, allow_extra: bool) -> Any:
     """Convert `obj` to `tp`; unknown keys are kept when `allow_extra`."""
     try:
-        return msgspec.convert(obj, tp, dec_hook=_dec_hook)
+        return msgspec.convert(obj, _require_tag(tp), dec_hook=_dec_hook)
     except ValidationError as exc:
         if not allow_extra or _UNKNOWN_FIELD not in str(exc):
             raise
     except TypeError:
         pass  # a union holding a marker type: msgspec cannot take it whole
     return _convert_parts(obj, tp, allow_extra)
+
+
+_tag_guards: dict[Any, Any] = {}
+
+
+def _require_tag(tp: Any) -> Any:
+    """For a tagged Struct, a union that makes msgspec insist on the tag.
+
+    msgspec checks a tag only when it chooses between union members; decoding a
+    tagged Struct on its own accepts a message without the tag, which the schema
+    (where the tag is a required const) rejects. A second member whose tag can
+    never occur forces the check at no measurable cost.
+    """
+    try:
+        guarded = _tag_guards.get(tp)
+    except TypeError:  # an unhashable type expression: nothing to guard
+        return tp
+    if guarded is None:
+        guarded = _tag_guards[tp] = _with_tag_guard(tp)
+    return guarded
+
+
+def _with_tag_guard(tp: Any) -> Any:
+    config = getattr(tp, "__struct_config__", None)
+    if not isinstance(tp, type) or config is None or config.tag_field is None:
+        return tp
+    guard = msgspec.defstruct(
+        f"{tp.__name__}TagGuard",
+        [],
+        tag_field=config.tag_field,
+        tag="\x00 never a tag" if isinstance(config.tag, str) else -(2**62),
+    )
+    return typing.Union[tp, guard]  # noqa: UP007 - built at run time
 
 
 def _convert_parts(obj: Any, tp: Any, allow_extra: bool) -> Any:
@@ -368,6 +403,8 @@ def _convert_struct(
             extras[key] = value
     if extras and not (allow_extra and plan.open):
         raise ValidationError(f"{_UNKNOWN_FIELD} `{next(iter(extras))}`")
+    if plan.tag_field is not None and plan.tag_field not in obj:
+        raise ValidationError(f"Object missing required field `{plan.tag_field}`")
     result = msgspec.convert(known, struct, dec_hook=_dec_hook)
     _attach(result, extras)
     return result
@@ -381,10 +418,15 @@ def _at(
         return func(value, tp, allow_extra=allow_extra)
     except ValidationError as exc:
         message = str(exc)
-        head, sep, path = message.rpartition(" - at `$")
-        if sep:
-            raise ValidationError(f"{head} - at `${segment}{path}") from None
+        located = _LOCATION.fullmatch(message)
+        if located:
+            head, path = located.groups()
+            raise ValidationError(f"{head} - at `${segment}{path}`") from None
         raise ValidationError(f"{message} - at `${segment}`") from None
+
+
+_LOCATION = re.compile(r"(.*) - at `\$([^`]*)`", re.DOTALL)
+"""msgspec's error text: the reason, then where, at the very end."""
 
 
 def _classes_of(tp: Any) -> list[type]:

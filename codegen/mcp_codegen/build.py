@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from typing import TYPE_CHECKING, Any
 
 import msgspec
@@ -44,6 +45,8 @@ class Builder:
         self.ref_prefix = f"#/{schema.definitions_key}/"
         self.decls: dict[str, ir.Decl] = {}
         self.pending_unions: dict[str, tuple[str, tuple[ir.TypeExpr, ...], str]] = {}
+        self.exclusive_unions: set[str] = set()
+        """`oneOf` unions: exactly one member may match."""
 
     # -- errors -----------------------------------------------------------------
 
@@ -142,6 +145,8 @@ class Builder:
             for index, option in enumerate(options)
         )
         self.pending_unions[name] = (pointer, members, _description(node))
+        if keyword == "oneOf":
+            self.exclusive_unions.add(name)
         return ir.Ref(name=name)
 
     # -- type expressions -------------------------------------------------------
@@ -158,10 +163,10 @@ class Builder:
             return ir.Ref(name=self.ref_name(node["$ref"], pointer))
         if "const" in node:
             self._check_keywords(node, {"const", "type"}, pointer)
-            return ir.LiteralType(values=(node["const"],))
+            return self.literal((node["const"],), pointer)
         if "enum" in node:
             self._check_keywords(node, {"enum", "type"}, pointer)
-            return ir.LiteralType(values=tuple(node["enum"]))
+            return self.literal(tuple(node["enum"]), pointer)
         if "anyOf" in node or "oneOf" in node:
             return self.union(inline_name, node, pointer)
         if _is_struct(node):
@@ -204,6 +209,11 @@ class Builder:
             )
         if kind in ("integer", "number"):
             self._check_keywords(node, {"type", "minimum", "maximum"}, pointer)
+            for bound in ("minimum", "maximum"):
+                if bound in node and not math.isfinite(node[bound]):
+                    raise self.unsupported(
+                        f"{bound} {node[bound]!r} is not finite", pointer
+                    )
             return ir.Primitive(
                 name="int" if kind == "integer" else "number",
                 minimum=node.get("minimum"),
@@ -214,6 +224,15 @@ class Builder:
             self._check_keywords(node, {"type"}, pointer)
             return ir.Primitive(name=primitives[kind])  # type: ignore[arg-type]
         raise self.unsupported(f"unknown type {kind!r}", pointer)
+
+    def literal(self, values: tuple[Any, ...], pointer: str) -> ir.LiteralType:
+        """A `Literal` type; only strings, integers, booleans and null fit one."""
+        for value in values:
+            if isinstance(value, float | dict | list):
+                raise self.unsupported(
+                    f"constant {value!r} cannot be a typing.Literal value", pointer
+                )
+        return ir.LiteralType(values=values)
 
     def ref_name(self, ref: str, pointer: str) -> str:
         if not ref.startswith(self.ref_prefix):
@@ -226,18 +245,33 @@ class Builder:
         return name
 
     def flatten_all_of(self, node: Any, pointer: str) -> Any:
-        """Merge `allOf` parts (referenced or inline objects) into one object schema."""
+        """Merge `allOf` parts (referenced or inline objects) into one object schema.
+
+        The node's own keywords are merged last, so its description wins.
+        """
         if not isinstance(node, dict) or "allOf" not in node:
             return node
-        merged: dict[str, Any] = {k: v for k, v in node.items() if k != "allOf"}
-        for index, part in enumerate(node["allOf"]):
-            part_pointer = f"{pointer}/allOf/{index}"
+        merged: dict[str, Any] = {}
+        own = {k: v for k, v in node.items() if k != "allOf"}
+        parts = [(f"{pointer}/allOf/{i}", p) for i, p in enumerate(node["allOf"])]
+        for part_pointer, part in [*parts, (pointer, own)]:
             while isinstance(part, dict) and "$ref" in part:
                 part = self.definitions[self.ref_name(part["$ref"], part_pointer)]
             part = self.flatten_all_of(part, part_pointer)
+            if part is own and not set(own) - ANNOTATIONS:
+                merged.update({k: v for k, v in own.items() if k in ANNOTATIONS})
+                continue
             if not _is_struct(part):
                 raise self.unsupported(
                     "allOf of something other than objects", part_pointer
+                )
+            if (
+                part.get("additionalProperties", True) not in (True, {})
+                and len(parts) > 1
+            ):
+                # Each part would judge "additional" by its own properties only.
+                raise self.unsupported(
+                    "additionalProperties inside an allOf part", part_pointer
                 )
             merged = _merge_objects(merged, part, self.unsupported, part_pointer)
         return merged
@@ -262,7 +296,9 @@ def build_revision(schema: LoadedSchema, definitions: dict[str, Any]) -> ir.Revi
     builder = Builder(schema, definitions)
     for name in sorted(definitions):
         builder.define(name, definitions[name], schema.pointer(name))
-    decls = classify_unions(builder.decls, builder.pending_unions, schema.revision)
+    decls = classify_unions(
+        builder.decls, builder.pending_unions, schema.revision, builder.exclusive_unions
+    )
     decls = mark_recursive(decls)
     methods = extract_methods(decls, definitions, schema)
     return ir.Revision(

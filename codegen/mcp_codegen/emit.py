@@ -17,7 +17,7 @@ import black
 import jinja2
 
 from . import __version__, ir
-from .pytypes import Imports, references, render
+from .pytypes import Imports, join_union, references, render
 
 PACKAGE = "mcp_codegen_types"
 """Import name of the generated package."""
@@ -66,9 +66,7 @@ def docstring(text: str, indent: int = 0) -> str:
         )
         for line in text.strip().splitlines()
     )
-    body = wrapped.replace("\\", "\\\\").replace('"""', '\\"\\"\\"')
-    if body.endswith('"'):
-        body = body[:-1] + '\\"'
+    body = _escape_docstring(wrapped)
     pad = " " * indent
     lines = body.splitlines() or [""]
     if len(lines) == 1:
@@ -77,11 +75,31 @@ def docstring(text: str, indent: int = 0) -> str:
     return f'"""{lines[0]}\n{inner}\n{pad}"""'
 
 
+def _escape_docstring(text: str) -> str:
+    """Escape what would end or corrupt a triple-quoted literal.
+
+    Backslashes are doubled, a quote is escaped when another quote follows it or
+    when it ends the text, and control characters other than newline and tab
+    become `\\xNN` escapes.
+    """
+    out: list[str] = []
+    for index, char in enumerate(text):
+        if char == "\\":
+            out.append("\\\\")
+        elif char == '"' and (index + 1 == len(text) or text[index + 1] == '"'):
+            out.append('\\"')
+        elif (ord(char) < 32 and char not in "\n\t") or ord(char) == 127:
+            out.append(f"\\x{ord(char):02x}")
+        else:
+            out.append(char)
+    return "".join(out)
+
+
 def isort_names(names: list[str]) -> list[str]:
     """Order imported names as isort and ruff do: constants, classes, functions."""
 
     def key(name: str) -> tuple[int, str, str]:
-        if name.isupper():
+        if name.isupper() and len(name) > 1:
             return (0, name.lower(), name)
         return (1 if name[:1].isupper() else 2, name.lower(), name)
 
@@ -92,7 +110,7 @@ def sort_all(names: list[str]) -> list[str]:
     """Order `__all__` as ruff's RUF022 does: constants, classes, others."""
 
     def key(name: str) -> tuple[int, str]:
-        if name.isupper():
+        if name.isupper() and len(name) > 1:
             return (0, name)
         return (1 if name[:1].isupper() else 2, name)
 
@@ -181,7 +199,7 @@ def _struct_view(decl: ir.StructDecl, imports: Imports) -> dict[str, Any]:
         optional = not f.required and f.default is None
         default = None
         if optional:
-            annotation += " | UnsetType"
+            annotation = join_union([annotation, "UnsetType"])
             default = "UNSET"
         elif f.default is not None:
             default = repr(f.default)
@@ -227,7 +245,7 @@ def _alias_views(rev: ir.Revision, imports: Imports) -> list[dict[str, Any]]:
         if isinstance(decl, ir.UnionDecl):
             members = [render(m, imports) for m in decl.members]
             kind = "union" if decl.strategy == "structural" else "plain"
-            annotation = " | ".join(members)
+            annotation = join_union(members)
             mentioned = set().union(*(references(m) for m in decl.members))
         else:
             annotation = render(decl.target, imports)

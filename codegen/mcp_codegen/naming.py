@@ -5,6 +5,11 @@ from __future__ import annotations
 import keyword
 import re
 
+ANNOTATION_NAMES = frozenset(
+    {"str", "int", "float", "bool", "list", "dict", "msgspec", "typing"}
+)
+"""Names generated annotations refer to; a field of that name is suffixed with `_`."""
+
 _CAMEL_BOUNDARY = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
 _NOT_IDENTIFIER = re.compile(r"[^0-9a-zA-Z_]+")
 
@@ -27,7 +32,10 @@ def field_name(wire_name: str) -> str:
         name = "field"
     if name[0].isdigit():
         name = "f_" + name
-    if keyword.iskeyword(name) or keyword.issoftkeyword(name):
+    # Soft keywords (`match`, `type`) are valid attribute names, and which words
+    # are soft keywords depends on the Python version: only hard ones are renamed.
+    # Names the generated annotations use would shadow them in the class body.
+    if keyword.iskeyword(name) or name in ANNOTATION_NAMES:
         name += "_"
     return name
 

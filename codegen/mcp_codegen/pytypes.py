@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 
 from . import ir
@@ -42,12 +43,36 @@ def render(expr: ir.TypeExpr, imports: Imports) -> str:
         return f"{imports.use('Annotated')}[{inner}, {bounds}]" if bounds else inner
     if isinstance(expr, ir.MapOf):
         return f"dict[str, {render(expr.values, imports)}]"
+    return join_union([render(member, imports) for member in expr.members])
+
+
+def join_union(annotations: list[str]) -> str:
+    """`A | B` from rendered members: nested unions spread, no duplicates, None last."""
     parts: list[str] = []
-    for member in expr.members:
-        text = render(member, imports)
-        if text not in parts:
-            parts.append(text)
+    for annotation in annotations:
+        for part in split_union(annotation):
+            if part not in parts:
+                parts.append(part)
+    if "None" in parts:
+        parts.remove("None")
+        parts.append("None")
     return " | ".join(parts)
+
+
+def split_union(annotation: str) -> list[str]:
+    """The top-level members of a rendered union annotation."""
+    parts: list[str] = []
+    depth = 0
+    current = ""
+    for char in annotation:
+        depth += char in "["
+        depth -= char in "]"
+        current += char
+        if depth == 0 and current.endswith(" | "):
+            parts.append(current[:-3])
+            current = ""
+    parts.append(current)
+    return parts
 
 
 def _primitive(expr: ir.Primitive, imports: Imports) -> str:
@@ -57,13 +82,20 @@ def _primitive(expr: ir.Primitive, imports: Imports) -> str:
         return "None"
     if expr.name in ("str", "bool"):
         return expr.name
-    bounds = _meta(imports, ge=expr.minimum, le=expr.maximum)
     # JSON numbers keep their form: 50 stays an int, 0.5 a float.
     names = ["int"] if expr.name == "int" else ["int", "float"]
-    if not bounds:
-        return " | ".join(names)
-    annotated = imports.use("Annotated")
-    return " | ".join(f"{annotated}[{name}, {bounds}]" for name in names)
+    rendered: list[str] = []
+    for name in names:
+        low, high = expr.minimum, expr.maximum
+        if name == "int":
+            # msgspec wants integer bounds on int; for integers they are equivalent.
+            low = math.ceil(low) if low is not None else None
+            high = math.floor(high) if high is not None else None
+        bounds = _meta(imports, ge=low, le=high)
+        rendered.append(
+            f"{imports.use('Annotated')}[{name}, {bounds}]" if bounds else name
+        )
+    return " | ".join(rendered)
 
 
 def _meta(imports: Imports, **constraints: int | float | None) -> str:

@@ -29,11 +29,14 @@ class _Classifier:
         decls: dict[str, ir.Decl],
         pending: dict[str, tuple[str, tuple[ir.TypeExpr, ...], str]],
         revision: str,
+        exclusive: set[str],
     ) -> None:
         self.decls = dict(decls)
         self.pending = pending
         self.revision = revision
+        self.exclusive = exclusive
         self.visiting: set[str] = set()
+        self.pointer = ""
 
     def run(self) -> dict[str, ir.Decl]:
         for name in sorted(self.pending):
@@ -50,6 +53,7 @@ class _Classifier:
                 name=name, pointer=pointer, target=ir.UnionOf(members=members)
             )
         self.visiting.add(name)
+        outer_pointer, self.pointer = self.pointer, pointer
         flat = self.flatten(members)
         kinds = [self.kind(m) for m in flat]
         decl: ir.Decl
@@ -87,9 +91,27 @@ class _Classifier:
                     strategy="structural",
                     description=description,
                 )
+        if name in self.exclusive and not self.disjoint(decl, kinds):
+            raise UnsupportedSchemaError(
+                "oneOf whose members may overlap (only disjoint members are supported)",
+                revision=self.revision,
+                pointer=pointer,
+            )
+        self.pointer = outer_pointer
         self.visiting.discard(name)
         self.decls[name] = decl
         return decl
+
+    @staticmethod
+    def disjoint(decl: ir.Decl, kinds: list[Kind]) -> bool:
+        """True when no JSON value can match two members (oneOf == anyOf then)."""
+        if isinstance(decl, ir.UnionDecl):
+            return decl.strategy == "tagged" and kinds.count("array") == 0
+        return (
+            len(set(kinds)) == len(kinds)
+            and "any" not in kinds
+            and not ({"int", "number"} <= set(kinds))
+        )
 
     def flatten(self, members: tuple[ir.TypeExpr, ...]) -> list[ir.TypeExpr]:
         """Members with nested inline and tagged unions spread out."""
@@ -131,7 +153,9 @@ class _Classifier:
             kinds = {_literal_kind(v) for v in target.values}
             if len(kinds) != 1:
                 raise UnsupportedSchemaError(
-                    f"enum mixes JSON types {sorted(kinds)}", revision=self.revision
+                    f"enum mixes JSON types {sorted(kinds)}",
+                    revision=self.revision,
+                    pointer=self.pointer,
                 )
             return kinds.pop()
         if isinstance(target, ir.Primitive):
@@ -235,6 +259,12 @@ def classify_unions(
     decls: dict[str, ir.Decl],
     pending: dict[str, tuple[str, tuple[ir.TypeExpr, ...], str]],
     revision: str,
+    exclusive: set[str] | None = None,
 ) -> dict[str, ir.Decl]:
-    """Turn every pending union into an alias (simple) or a `UnionDecl`."""
-    return _Classifier(decls, pending, revision).run()
+    """Turn every pending union into an alias (simple) or a `UnionDecl`.
+
+    Raises:
+        UnsupportedSchemaError: an enum mixes JSON types, or a `oneOf` (named in
+            `exclusive`) has members that may overlap.
+    """
+    return _Classifier(decls, pending, revision, exclusive or set()).run()
