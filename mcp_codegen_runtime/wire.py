@@ -170,6 +170,8 @@ def decode(data: bytes | str, type: type[T] | Any) -> T:
         if _UNKNOWN_FIELD not in str(exc):
             raise
         value = _convert(msgspec.json.decode(data), type, allow_extra=True)
+    if value.__class__ in _guard_classes:
+        _reject_guard(value)
     return typing.cast("T", value)
 
 
@@ -272,7 +274,10 @@ def _with_extras(obj: Any) -> Any:
 def _convert(obj: Any, tp: Any, *, allow_extra: bool) -> Any:
     """Convert `obj` to `tp`; unknown keys are kept when `allow_extra`."""
     try:
-        return msgspec.convert(obj, _require_tag(tp), dec_hook=_dec_hook)
+        value = msgspec.convert(obj, _require_tag(tp), dec_hook=_dec_hook)
+        if value.__class__ in _guard_classes:
+            _reject_guard(value)
+        return value
     except ValidationError as exc:
         if not allow_extra or _UNKNOWN_FIELD not in str(exc):
             raise
@@ -311,7 +316,17 @@ def _with_tag_guard(tp: Any) -> Any:
         tag_field=config.tag_field,
         tag="\x00 never a tag" if isinstance(config.tag, str) else -(2**62),
     )
+    _guard_classes.add(guard)
     return typing.Union[tp, guard]  # noqa: UP007 - built at run time
+
+
+_guard_classes: set[type] = set()
+"""Guard members: a value decoded as one had a wrong tag, and is refused."""
+
+
+def _reject_guard(value: msgspec.Struct) -> typing.NoReturn:
+    config = value.__struct_config__
+    raise ValidationError(f"Invalid value {config.tag!r} - at `$.{config.tag_field}`")
 
 
 def _convert_parts(obj: Any, tp: Any, allow_extra: bool) -> Any:

@@ -17,6 +17,8 @@ import json
 import math
 import os
 import random
+import types
+import typing
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from importlib import import_module
@@ -46,13 +48,19 @@ REVISIONS: dict[str, str] = {
 
 EXAMPLE_REVISIONS = ("2026-07-28", "draft")
 
-# How much to generate: bounded, so the folder stays fast.
-GENERATED_PER_DEFINITION = 8
+# How much to generate: bounded, so that the folder stays fast. For a longer
+# exploration run the report with MCP_DIFFERENTIAL_SCALE=10 (budgets times 10)
+# and/or another MCP_DIFFERENTIAL_SEED; the tests use the defaults.
+SEED = os.environ.get("MCP_DIFFERENTIAL_SEED", "0")
+SCALE = int(os.environ.get("MCP_DIFFERENTIAL_SCALE", "1"))
+GENERATED_PER_DEFINITION = 8 * SCALE
 """Values generated from the schema per definition (besides the examples)."""
-MUTATIONS_PER_BASE = 6
-"""Sampled deep mutations per valid base instance (root mutations are all kept)."""
-MAX_INSTANCES_PER_DEFINITION = 120
-MAX_DEPTH = 6
+MUTATIONS_PER_BASE = 6 * SCALE
+"""Sampled deep mutations per valid base instance (see `mutations`)."""
+BASES_PER_DEFINITION = 4 * SCALE
+"""Valid instances (examples first, then generated ones) that get mutated."""
+MAX_INSTANCES_PER_DEFINITION = 90 * SCALE
+MAX_DEPTH = 5
 """Nesting depth beyond which generation only fills in what is required."""
 
 # Annotation keywords: they never change what a schema accepts (format is not
@@ -185,6 +193,9 @@ INTEGERS = (
 FLOATS = (0.5, -2.25, 1.0, 0.0, -0.0, 1e300, -1e-300, 5e-324, math.pi, 1e16, 0.1)
 KEYS = (
     "x-extra",
+    "meta",
+    "mime_type",
+    "_mcp_extra",
     "com.example/key",
     "",
     "ünïcödé",
@@ -334,9 +345,11 @@ class Generator:
         if extra is not False and not deep:
             # Maps always get some entries; objects with properties sometimes
             # carry keys the schema does not name (they are open).
-            count = self.rng.randint(0, 3) if not props else int(
-                self.rng.random() < 0.3
-            ) * self.rng.randint(1, 2)
+            count = (
+                self.rng.randint(0, 3)
+                if not props
+                else int(self.rng.random() < 0.3) * self.rng.randint(1, 2)
+            )
             for _ in range(count):
                 key = self.rng.choice(KEYS)
                 if key in props or key in out:
@@ -347,7 +360,9 @@ class Generator:
     def array_value(self, node: dict[str, Any], depth: int) -> list[Any]:
         low = node.get("minItems", 0)
         high = node.get("maxItems", 3)
-        count = low if depth >= MAX_DEPTH else self.rng.randint(low, max(low, min(3, high)))
+        count = (
+            low if depth >= MAX_DEPTH else self.rng.randint(low, max(low, min(3, high)))
+        )
         items = node.get("items", {})
         return [self.value(items, depth + 1) for _ in range(count)]
 
@@ -355,7 +370,8 @@ class Generator:
         if self.rng.random() < 0.7:
             return self.rng.choice(STRINGS)
         return "".join(
-            self.rng.choice("abcXYZ09 _-/:.é€😀") for _ in range(self.rng.randint(1, 12))
+            self.rng.choice("abcXYZ09 _-/:.é€😀")
+            for _ in range(self.rng.randint(1, 12))
         )
 
     def integer(self, low: float | None, high: float | None) -> int:
@@ -417,6 +433,8 @@ MUTATION_KINDS = (
     "wrong-const",
     "extra-key",
     "wrong-item",
+    "out-of-range",
+    "long-array",
     "integral-float",
     "huge-int",
 )
@@ -499,7 +517,9 @@ def mutations(base: Any, rng: random.Random, deep_limit: int) -> list[Mutation]:
             found.append(Mutation("root-wrong-type", path, _wrong_typed(node, rng)))
         else:
             found.append(
-                Mutation("wrong-type", path, _replace(base, path, _wrong_typed(node, rng)))
+                Mutation(
+                    "wrong-type", path, _replace(base, path, _wrong_typed(node, rng))
+                )
             )
             if isinstance(path[-1], str):
                 parent = dict(_get(base, parent_path))
@@ -536,8 +556,24 @@ def mutations(base: Any, rng: random.Random, deep_limit: int) -> list[Mutation]:
                 else Mutation("integral-float", path, _replace(base, path, 1e16))
             )
             found.append(Mutation("huge-int", path, _replace(base, path, 2**64 + 1)))
-    shallow = [m for m in found if len(m.path) <= 1]
-    deep = [m for m in found if len(m.path) > 1]
+        if type(node) in (int, float):
+            found.extend(
+                Mutation("out-of-range", path, _replace(base, path, bad))
+                for bad in (-1, 1.5)
+                if node != bad
+            )
+        if isinstance(node, list) and node:
+            longer = node * (101 // len(node) + 1)
+            found.append(Mutation("long-array", path, _replace(base, path, longer)))
+    # Kept whole: everything at the root and its properties, and the removal
+    # of string-valued properties anywhere (discriminators, consts, resultType).
+    kept: list[Mutation] = []
+    deep: list[Mutation] = []
+    for m in found:
+        keep = len(m.path) <= 1 or (
+            m.kind == "drop-key" and isinstance(_get(base, m.path), str)
+        )
+        (kept if keep else deep).append(m)
     # Sample the deep ones kind by kind, so that every kind is represented.
     by_kind: dict[str, list[Mutation]] = {}
     for m in deep:
@@ -548,7 +584,7 @@ def mutations(base: Any, rng: random.Random, deep_limit: int) -> list[Mutation]:
         for pool in pools:
             if pool and len(picked) < deep_limit:
                 picked.append(pool.pop())
-    return shallow + picked
+    return kept + picked
 
 
 # --- checking -------------------------------------------------------------------
@@ -561,16 +597,29 @@ class Outcome:
     revision: str
     definition: str
     origin: str
-    """`example:<file>`, `generated:<n>` or `mutation:<kind>@<path> of <base origin>`."""
+    """`example:<file>`, `generated:<n>` or `mutation:<kind>@<path> of <base>`."""
     instance: Any
     schema_valid: bool
     accepted: bool
+    """`convert(instance, T)` succeeded."""
     problem: str | None = None
-    """Why this is a disagreement (None: the two agree)."""
+    """How jsonschema and `convert`/`to_builtins` disagree (None: they agree):
+    `accepts-invalid`, `rejects-valid`, `roundtrip` (valid, accepted, but
+    `to_builtins` gives something else), `wrong-class` (the definition is a
+    Struct but convert returned another class) or `crash` (an exception other
+    than ValidationError)."""
     detail: str = ""
+    codec_problem: str | None = None
+    """`decode`/`encode` (the fast path) disagreeing with `convert`/`to_builtins`."""
     converted: Any = field(default=None, repr=False)
     output: Any = field(default=None, repr=False)
-    """to_builtins of the converted value (when accepted)."""
+    """`to_builtins` of the converted value (when accepted)."""
+    finding: Finding | None = field(default=None, repr=False)
+    """Set by `analyse` (cached there)."""
+
+    @property
+    def disagrees(self) -> bool:
+        return self.problem is not None or self.codec_problem is not None
 
     @property
     def mutation_kind(self) -> str | None:
@@ -578,74 +627,289 @@ class Outcome:
             return self.origin.removeprefix("mutation:").split("@", 1)[0]
         return None
 
+    def describe(self) -> str:
+        lines = [
+            f"{self.revision} {self.definition} [{self.origin}]",
+            f"  instance: {_short(canonical(self.instance))}",
+            f"  jsonschema: {'valid' if self.schema_valid else 'invalid'}; "
+            f"convert: {'accepts' if self.accepted else 'rejects'}",
+        ]
+        if self.problem:
+            lines.append(f"  problem: {self.problem} {_short(self.detail)}")
+        if self.accepted and self.output is not None:
+            lines.append(f"  to_builtins: {_short(canonical(self.output))}")
+        if self.codec_problem:
+            lines.append(f"  codec: {_short(self.codec_problem)}")
+        if self.problem or self.codec_problem:
+            lines.append(f"  finding: {analyse(self)}")
+        return "\n".join(lines)
+
+
+def _short(text: str, limit: int = 600) -> str:
+    return text if len(text) <= limit else text[:limit] + "..."
+
 
 def check(rev: Revision, name: str, origin: str, instance: Any) -> Outcome:
     """Compare jsonschema and the codec (convert, and decode/encode) on one instance."""
     tp = rev.type_of(name)
-    schema_valid = rev.validator(name).is_valid(instance)
     outcome = Outcome(
         revision=rev.name,
         definition=name,
         origin=origin,
         instance=instance,
-        schema_valid=schema_valid,
+        schema_valid=rev.validator(name).is_valid(instance),
         accepted=False,
     )
     try:
-        converted = convert(instance, tp)
+        outcome.converted = convert(instance, tp)
+        outcome.output = to_builtins(outcome.converted)
+        outcome.accepted = True
     except msgspec.ValidationError as exc:
         outcome.detail = str(exc)
-        if schema_valid:
-            outcome.problem = "rejects-valid"
-        return _check_decode(outcome, tp, None)
     except Exception as exc:  # a crash is always a disagreement
         outcome.problem = "crash"
-        outcome.detail = f"convert raised {type(exc).__name__}: {exc}"
+        outcome.detail = f"{type(exc).__name__}: {exc}"
         return outcome
-    outcome.accepted = True
-    outcome.converted = converted
-    try:
-        outcome.output = to_builtins(converted)
-    except Exception as exc:
-        outcome.problem = "crash"
-        outcome.detail = f"to_builtins raised {type(exc).__name__}: {exc}"
-        return outcome
-    if not schema_valid:
+    if (
+        outcome.accepted
+        and isinstance(tp, type)
+        and issubclass(tp, msgspec.Struct)
+        and type(outcome.converted) is not tp
+    ):
+        outcome.problem = "wrong-class"
+        outcome.detail = f"convert gave a {type(outcome.converted).__name__}"
+    elif outcome.schema_valid and not outcome.accepted:
+        outcome.problem = "rejects-valid"
+    elif outcome.accepted and not outcome.schema_valid:
         outcome.problem = "accepts-invalid"
-    elif not json_equal(outcome.output, instance):
+    elif outcome.accepted and not json_equal(outcome.output, instance):
         outcome.problem = "roundtrip"
-        outcome.detail = f"to_builtins gave {canonical(outcome.output)}"
-    return _check_decode(outcome, tp, outcome.output)
+        outcome.detail = f"to_builtins(convert(x)) = {canonical(outcome.output)}"
+    outcome.codec_problem = _compare_decode(outcome, tp)
+    return outcome
 
 
-def _check_decode(outcome: Outcome, tp: Any, output: Any) -> Outcome:
-    """`decode`/`encode` (the fast path) must say what `convert`/`to_builtins` say."""
+def _compare_decode(outcome: Outcome, tp: Any) -> str | None:
+    """`decode`/`encode` must say what `convert`/`to_builtins` say."""
     data = json.dumps(outcome.instance, ensure_ascii=False).encode()
     try:
         decoded = decode(data, tp)
+        encoded = json.loads(encode(decoded))
     except msgspec.ValidationError as exc:
-        if outcome.accepted and outcome.problem is None:
-            outcome.problem = "decode-mismatch"
-            outcome.detail = f"convert accepts, decode rejects: {exc}"
-        return outcome
+        if outcome.accepted:
+            return f"convert accepts, decode rejects: {exc}"
+        return None
     except Exception as exc:
-        if outcome.problem is None:
-            outcome.problem = "crash"
-            outcome.detail = f"decode raised {type(exc).__name__}: {exc}"
-        return outcome
+        return f"decode/encode raised {type(exc).__name__}: {exc}"
     if not outcome.accepted:
-        if outcome.problem is None:
-            outcome.problem = "decode-mismatch"
-            outcome.detail = f"convert rejects ({outcome.detail}), decode accepts"
-        return outcome
-    encoded = json.loads(encode(decoded))
-    if not json_equal(encoded, output) and outcome.problem is None:
-        outcome.problem = "decode-mismatch"
-        outcome.detail = (
+        return f"convert rejects ({outcome.detail}), decode accepts"
+    if not json_equal(encoded, outcome.output):
+        return (
             f"encode(decode(x)) = {canonical(encoded)} but "
-            f"to_builtins(convert(x)) = {canonical(output)}"
+            f"to_builtins(convert(x)) = {canonical(outcome.output)}"
         )
-    return outcome
+    return None
+
+
+# --- explaining disagreements -----------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Finding:
+    """The precise shape of one disagreement, as far as it can be told.
+
+    shape:
+      `default-added`: the codec accepted an object missing a required
+        property and the round trip adds it back with the Python default
+        (`key`, `value`); the repaired instance is schema-valid.
+      `tag-added`: likewise, but the property is the msgspec tag of the struct.
+      `integral-float`: jsonschema takes an integral float (1.0) as an
+        `integer`; the codec rejects it, and accepts the same instance with
+        those floats written as ints.
+      `unknown`: none of the above.
+    owner: the generated struct that holds the property (the innermost
+      struct on the way to it), else the definition under test.
+    """
+
+    shape: str
+    owner: str
+    key: str | None = None
+    value: Any = None
+    path: str = ""
+    standalone: bool = False
+    """`tag-added`: the type declared where the struct sits is the struct itself
+    (the definition under test, a field, list item or map value of that type),
+    not a union holding it."""
+
+
+def analyse(outcome: Outcome) -> Finding:
+    """The shape and owner of a disagreement (computed once per outcome)."""
+    if outcome.finding is None:
+        outcome.finding = _analyse(outcome)
+    return outcome.finding
+
+
+def _analyse(outcome: Outcome) -> Finding:
+    rev = revision(outcome.revision)
+    if outcome.codec_problem is not None:
+        return Finding(shape="unknown", owner=outcome.definition)
+    if outcome.problem == "accepts-invalid":
+        added = _added_keys(outcome.instance, outcome.output)
+        if (
+            added is not None
+            and len(added) == 1
+            and rev.validator(outcome.definition).is_valid(outcome.output)
+        ):
+            ((path, key, value),) = added
+            owner = _owner(outcome.converted, path, outcome.definition)
+            struct = _struct_at(outcome.converted, path)
+            is_tag = (
+                struct is not None
+                and struct.__struct_config__.tag_field == key
+                and struct.__struct_config__.tag == value
+            )
+            declared = _declared_type(
+                rev.type_of(outcome.definition), outcome.converted, path
+            )
+            return Finding(
+                shape="tag-added" if is_tag else "default-added",
+                owner=owner,
+                key=key,
+                value=value,
+                path=_path_text((*path, key)),
+                standalone=struct is not None and declared is type(struct),
+            )
+    if outcome.problem == "rejects-valid":
+        floats = [
+            path
+            for path, node in _nodes(outcome.instance)
+            if type(node) is float and node.is_integer()
+        ]
+        if floats:
+            fixed = _intify(outcome.instance)
+            try:
+                converted = convert(fixed, rev.type_of(outcome.definition))
+            except msgspec.ValidationError:
+                converted = None
+            if converted is not None and rev.validator(outcome.definition).is_valid(
+                fixed
+            ):
+                path = floats[0]
+                return Finding(
+                    shape="integral-float",
+                    owner=_owner(converted, path[:-1], outcome.definition),
+                    path=_path_text(path),
+                    value=_get(outcome.instance, path),
+                )
+    return Finding(shape="unknown", owner=outcome.definition)
+
+
+def _added_keys(before: Any, after: Any, path: Path_ = ()) -> list[Any] | None:
+    """Keys `after` has and `before` lacks, if that is the only difference."""
+    if isinstance(before, dict) and isinstance(after, dict):
+        if not before.keys() <= after.keys():
+            return None
+        found: list[Any] = [(path, k, after[k]) for k in after if k not in before]
+        for key in before:
+            sub = _added_keys(before[key], after[key], (*path, key))
+            if sub is None:
+                return None
+            found.extend(sub)
+        return found
+    if isinstance(before, list) and isinstance(after, list):
+        if len(before) != len(after):
+            return None
+        found = []
+        for index, (x, y) in enumerate(zip(before, after, strict=True)):
+            sub = _added_keys(x, y, (*path, index))
+            if sub is None:
+                return None
+            found.extend(sub)
+        return found
+    return [] if json_equal(before, after) else None
+
+
+def _intify(value: Any) -> Any:
+    if type(value) is float and value.is_integer():
+        return int(value)
+    if isinstance(value, dict):
+        return {k: _intify(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_intify(v) for v in value]
+    return value
+
+
+def _walk_converted(value: Any, path: Path_) -> list[Any]:
+    """The converted objects met along `path` (wire keys and list indexes)."""
+    met = [value]
+    for part in path:
+        if isinstance(value, msgspec.Struct):
+            fields = dict(
+                zip(
+                    value.__struct_encode_fields__, value.__struct_fields__, strict=True
+                )
+            )
+            if part not in fields:
+                break
+            value = getattr(value, fields[part])
+        elif isinstance(value, dict) and part in value:
+            value = value[part]
+        elif isinstance(value, list) and isinstance(part, int) and part < len(value):
+            value = value[part]
+        else:
+            break
+        met.append(value)
+    return met
+
+
+def _struct_at(value: Any, path: Path_) -> msgspec.Struct | None:
+    met = _walk_converted(value, path)
+    if len(met) == len(path) + 1 and isinstance(met[-1], msgspec.Struct):
+        return met[-1]
+    return None
+
+
+def _strip(tp: Any) -> Any:
+    """`tp` without Annotated and without the UnsetType of optional fields."""
+    while typing.get_origin(tp) is typing.Annotated:
+        tp = typing.get_args(tp)[0]
+    if typing.get_origin(tp) in (typing.Union, types.UnionType):
+        members = [m for m in typing.get_args(tp) if m is not msgspec.UnsetType]
+        if len(members) == 1:
+            return _strip(members[0])
+    return tp
+
+
+def _declared_type(root: Any, converted: Any, path: Path_) -> Any:
+    """The type declared for the value at `path` (None when it cannot be told)."""
+    declared = _strip(root)
+    value = converted
+    for part in path:
+        if isinstance(value, msgspec.Struct):
+            fields = dict(
+                zip(
+                    value.__struct_encode_fields__, value.__struct_fields__, strict=True
+                )
+            )
+            if part not in fields:
+                return None
+            hints = typing.get_type_hints(type(value), include_extras=True)
+            declared = _strip(hints[fields[part]])
+            value = getattr(value, fields[part])
+        elif isinstance(value, list) and typing.get_origin(declared) is list:
+            declared = _strip(typing.get_args(declared)[0])
+            value = value[part]  # type: ignore[index]
+        elif isinstance(value, dict) and typing.get_origin(declared) is dict:
+            declared = _strip(typing.get_args(declared)[1])
+            value = value[part]
+        else:
+            return None
+    return declared
+
+
+def _owner(value: Any, path: Path_, default: str) -> str:
+    structs = [v for v in _walk_converted(value, path) if isinstance(v, msgspec.Struct)]
+    return type(structs[-1]).__name__ if structs else default
 
 
 @dataclass
@@ -660,11 +924,11 @@ class DefinitionResult:
 
     @property
     def disagreements(self) -> list[Outcome]:
-        return [o for o in self.outcomes if o.problem is not None]
+        return [o for o in self.outcomes if o.disagrees]
 
 
 def _seed(rev: str, name: str) -> str:
-    return f"mcp-codegen differential {rev} {name}"
+    return f"mcp-codegen differential {SEED} {rev} {name}"
 
 
 @functools.cache
@@ -704,7 +968,7 @@ def check_definition(rev_name: str, name: str) -> DefinitionResult:
             bases.append((outcome.origin, instance))
 
     # Each base gets its root mutations; deep ones are sampled.
-    for origin, base in bases[:4]:
+    for origin, base in bases[:BASES_PER_DEFINITION]:
         for m in mutations(base, rng, MUTATIONS_PER_BASE):
             add(f"mutation:{m.kind}@{_path_text(m.path)} of {origin}", m.instance)
     return DefinitionResult(
