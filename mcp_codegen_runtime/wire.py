@@ -324,7 +324,7 @@ _guard_classes: set[type] = set()
 """Guard members: a value decoded as one had a wrong tag, and is refused."""
 
 
-def _reject_guard(value: msgspec.Struct) -> typing.NoReturn:
+def _reject_guard(value: Any) -> typing.NoReturn:
     config = value.__struct_config__
     raise ValidationError(f"Invalid value {config.tag!r} - at `$.{config.tag_field}`")
 
