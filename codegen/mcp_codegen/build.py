@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 import msgspec
 
 from . import ir
+from .constants import error_codes, meta_keys
 from .errors import NameCollisionError, UnsupportedSchemaError
 from .methods import extract_methods
 from .naming import field_name, inline_type_name
@@ -301,6 +302,7 @@ def build_revision(schema: LoadedSchema, definitions: dict[str, Any]) -> ir.Revi
     )
     decls = mark_recursive(decls)
     methods = extract_methods(decls, definitions, schema)
+    names = tuple(sorted(definitions))
     return ir.Revision(
         name=schema.revision,
         module=schema.pin.module,
@@ -309,7 +311,9 @@ def build_revision(schema: LoadedSchema, definitions: dict[str, Any]) -> ir.Revi
         era=schema.pin.era,
         decls=tuple(decls[name] for name in sorted(decls)),
         methods=methods,
-        definition_names=tuple(sorted(definitions)),
+        definition_names=names,
+        meta_keys=meta_keys(decls, schema.revision),
+        error_codes=error_codes(decls, names, schema.revision),
     )
 
 

@@ -138,6 +138,7 @@ def render_revision(rev: ir.Revision) -> dict[str, str]:
     return {
         f"{base}/types.py": render_types(rev),
         f"{base}/methods.py": render_methods(rev),
+        f"{base}/dispatch.py": render_dispatch(rev),
         f"{base}/__init__.py": render_init(rev),
         f"{base}/py.typed": "",
     }
@@ -301,41 +302,41 @@ def render_methods(rev: ir.Revision) -> str:
         methods=methods,
         types_used=types_used,
         constants=constants,
+        meta_keys=rev.meta_keys,
+        error_codes=rev.error_codes,
     )
+
+
+def exports(rev: ir.Revision) -> dict[str, list[str]]:
+    """The public names of each module of a revision's subpackage."""
+    from .naming import method_constant
+
+    methods = [
+        method_constant(m.name, notification=m.message == "notification")
+        for m in rev.methods
+    ]
+    methods += [c.name for c in rev.meta_keys + rev.error_codes] + ["METHODS"]
+    return {
+        "types": sorted([d.name for d in rev.decls] + ["PROTOCOL_VERSION"]),
+        "methods": sorted(methods),
+        "dispatch": ["Client", "ClientHandlers", "ServerHandlers"],
+    }
 
 
 def render_init(rev: ir.Revision) -> str:
-    """The revision package's `__init__.py`: re-exports of types and methods."""
-    from .naming import method_constant
-
-    type_names = sorted([d.name for d in rev.decls] + ["PROTOCOL_VERSION"])
-    method_names = sorted(
-        [
-            method_constant(m.name, notification=m.message == "notification")
-            for m in rev.methods
-        ]
-        + ["METHODS"]
-    )
+    """The revision package's `__init__.py`: re-exports of its modules."""
+    modules = exports(rev)
     return _template(
         "revision_init.py.jinja",
         h=header(rev),
-        type_names=type_names,
-        method_names=method_names,
-        all_names=sorted(type_names + method_names),
+        modules=modules,
+        all_names=sorted(name for names in modules.values() for name in names),
     )
 
 
 def render_latest(rev: ir.Revision) -> str:
-    from .naming import method_constant
-
-    names = sorted(
-        [d.name for d in rev.decls]
-        + ["PROTOCOL_VERSION", "METHODS"]
-        + [
-            method_constant(m.name, notification=m.message == "notification")
-            for m in rev.methods
-        ]
-    )
+    """`latest/__init__.py`: the newest dated revision's names."""
+    names = sorted(name for names in exports(rev).values() for name in names)
     return _template(
         "latest_init.py.jinja", h=header(rev), module=rev.module, names=names
     )
@@ -350,3 +351,127 @@ def render_root(revisions: tuple[ir.Revision, ...], latest: str) -> str:
         ],
         latest=latest,
     )
+
+
+CLIENT_ONLY_PARAMS = frozenset({"self", "params", "fields"})
+"""Field names that cannot be keyword arguments of a client method."""
+
+
+def render_dispatch(rev: ir.Revision) -> str:
+    """`dispatch.py`: handler base classes and the typed client of one revision."""
+    from .naming import method_constant, snake_case
+
+    imports = Imports(reserved={d.name for d in rev.decls})
+    annotation_names: set[str] = set()
+    runtime_names: set[str] = set()
+
+    def constant(method: ir.Method) -> str:
+        return method_constant(
+            method.name, notification=method.message == "notification"
+        )
+
+    def handler_view(method: ir.Method) -> dict[str, Any]:
+        if method.params_type:
+            annotation_names.add(method.params_type)
+        if method.result_type:
+            annotation_names.add(method.result_type)
+        message = rev.decl(method.message_type)
+        return {
+            "py_name": method.py_name,
+            "params": method.params_type,
+            "result": method.result_type or "None",
+            "constant": constant(method),
+            "doc": f"`{method.name}`: {message.description}".strip(),
+        }
+
+    def client_view(method: ir.Method) -> dict[str, Any]:
+        stem = method.message_type.removesuffix(method.message.capitalize())
+        name = snake_case(stem)
+        view = handler_view(method)
+        view.update(
+            name=name if method.message == "request" else f"notify_{name}",
+            kind=method.message,
+            kwargs=None,
+            params_class=method.params_type,
+            result_runtime=method.result_type,
+        )
+        if method.result_type:
+            runtime_names.add(method.result_type)
+        params = rev.decl(method.params_type) if method.params_type else None
+        if isinstance(params, ir.StructDecl) and not (
+            {f.py_name for f in params.fields} & CLIENT_ONLY_PARAMS
+        ):
+            runtime_names.add(params.name)
+            view["kwargs"] = [_keyword_view(f, imports) for f in _sorted_fields(params)]
+        return view
+
+    def handlers_of(directions: tuple[str, ...]) -> list[dict[str, Any]]:
+        return [handler_view(m) for m in rev.methods if m.direction in directions]
+
+    server = {
+        "name": "ServerHandlers",
+        "doc": f"Handlers of the client→server methods of {rev.name}; "
+        "override what the server serves.",
+        "directions": "{'both', 'client_to_server'}",
+        "methods": handlers_of(("client_to_server", "both")),
+    }
+    client_handlers = {
+        "name": "ClientHandlers",
+        "doc": f"Handlers of the server→client methods of {rev.name}; "
+        "override what the client serves.",
+        "directions": "{'both', 'server_to_client'}",
+        "methods": handlers_of(("server_to_client", "both")),
+    }
+    client_calls = [
+        client_view(m)
+        for m in rev.methods
+        if m.direction in ("client_to_server", "both")
+    ]
+    for kwargs in (c["kwargs"] for c in client_calls if c["kwargs"]):
+        for k in kwargs:
+            annotation_names.update(
+                _names_in(k["annotation"]) & {d.name for d in rev.decls}
+            )
+    constants = sorted({constant(m) for m in rev.methods})
+    return _template(
+        "dispatch.py.jinja",
+        h=header(rev),
+        imports=imports,
+        server=server,
+        client_handlers=client_handlers,
+        client_calls=client_calls,
+        constants=constants,
+        runtime_type_names=sorted(runtime_names),
+        type_names=sorted(annotation_names - runtime_names),
+        uses_overload=any(c["kwargs"] is not None for c in client_calls),
+        uses_unset=any(
+            k["default"] and "UNSET" in k["default"]
+            for c in client_calls
+            for k in c["kwargs"] or ()
+        ),
+    )
+
+
+def _sorted_fields(decl: ir.StructDecl) -> list[ir.Field]:
+    """Required fields first, then by name (the order of generated signatures)."""
+    return sorted(
+        decl.fields, key=lambda f: (not f.required and f.default is None, f.py_name)
+    )
+
+
+def _keyword_view(field: ir.Field, imports: Imports) -> dict[str, Any]:
+    """A struct field as a keyword argument of a client method."""
+    annotation = render(field.type, imports)
+    default = None
+    if field.default is not None:
+        default = repr(field.default)
+    elif not field.required:
+        annotation = join_union([annotation, "UnsetType"])
+        default = "UNSET"
+    return {"name": field.py_name, "annotation": annotation, "default": default}
+
+
+def _names_in(annotation: str) -> set[str]:
+    import re
+
+    return set(re.findall(r"[A-Za-z_][A-Za-z0-9_]*", annotation))

@@ -150,6 +150,14 @@ class Method(Frozen, tag="method"):
     result_type: str | None
 
 
+class Constant(Frozen, tag="constant"):
+    """A protocol constant: a `_meta` key or an error code."""
+
+    name: str
+    value: str | int
+    doc: str = ""
+
+
 class Revision(Frozen, tag="revision"):
     """Everything the emitters need to know about one protocol revision."""
 
@@ -161,6 +169,8 @@ class Revision(Frozen, tag="revision"):
     decls: tuple[Decl, ...]
     methods: tuple[Method, ...]
     definition_names: tuple[str, ...]
+    meta_keys: tuple[Constant, ...] = ()
+    error_codes: tuple[Constant, ...] = ()
 
     def decl(self, name: str) -> Decl:
         """Return the declaration called `name`."""

@@ -2,9 +2,29 @@
 # @generated
 # source: schema/draft/schema.json
 # schema sha256: ef70b61f99b6d2e5e3b46863822eab08dff6a45bedc7a08914e0e5b133f40203
-"""MCP revision draft: wire types, method names and the method table."""
+"""MCP revision draft: wire types, method table and constants, dispatch stubs."""
 
+from .dispatch import (
+    Client,
+    ClientHandlers,
+    ServerHandlers,
+)
 from .methods import (
+    ERROR_HEADER_MISMATCH,
+    ERROR_INTERNAL,
+    ERROR_INVALID_PARAMS,
+    ERROR_INVALID_REQUEST,
+    ERROR_METHOD_NOT_FOUND,
+    ERROR_MISSING_REQUIRED_CLIENT_CAPABILITY,
+    ERROR_PARSE,
+    ERROR_UNSUPPORTED_PROTOCOL_VERSION,
+    META_CLIENT_CAPABILITIES,
+    META_CLIENT_INFO,
+    META_LOG_LEVEL,
+    META_PROGRESS_TOKEN,
+    META_PROTOCOL_VERSION,
+    META_SERVER_INFO,
+    META_SUBSCRIPTION_ID,
     METHOD_COMPLETION_COMPLETE,
     METHOD_ELICITATION_CREATE,
     METHOD_PROMPTS_GET,
@@ -218,6 +238,21 @@ from .types import (
 )
 
 __all__ = [
+    "ERROR_HEADER_MISMATCH",
+    "ERROR_INTERNAL",
+    "ERROR_INVALID_PARAMS",
+    "ERROR_INVALID_REQUEST",
+    "ERROR_METHOD_NOT_FOUND",
+    "ERROR_MISSING_REQUIRED_CLIENT_CAPABILITY",
+    "ERROR_PARSE",
+    "ERROR_UNSUPPORTED_PROTOCOL_VERSION",
+    "META_CLIENT_CAPABILITIES",
+    "META_CLIENT_INFO",
+    "META_LOG_LEVEL",
+    "META_PROGRESS_TOKEN",
+    "META_PROTOCOL_VERSION",
+    "META_SERVER_INFO",
+    "META_SUBSCRIPTION_ID",
     "METHODS",
     "METHOD_COMPLETION_COMPLETE",
     "METHOD_ELICITATION_CREATE",
@@ -254,9 +289,11 @@ __all__ = [
     "CallToolResultResponseResult",
     "CancelledNotification",
     "CancelledNotificationParams",
+    "Client",
     "ClientCapabilities",
     "ClientCapabilitiesElicitation",
     "ClientCapabilitiesSampling",
+    "ClientHandlers",
     "ClientNotification",
     "ClientRequest",
     "ClientResult",
@@ -393,6 +430,7 @@ __all__ = [
     "ServerCapabilitiesPrompts",
     "ServerCapabilitiesResources",
     "ServerCapabilitiesTools",
+    "ServerHandlers",
     "ServerNotification",
     "ServerResult",
     "SingleSelectEnumSchema",

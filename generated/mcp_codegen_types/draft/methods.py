@@ -67,6 +67,21 @@ if TYPE_CHECKING:
     from collections.abc import Mapping
 
 __all__ = [
+    "ERROR_HEADER_MISMATCH",
+    "ERROR_INTERNAL",
+    "ERROR_INVALID_PARAMS",
+    "ERROR_INVALID_REQUEST",
+    "ERROR_METHOD_NOT_FOUND",
+    "ERROR_MISSING_REQUIRED_CLIENT_CAPABILITY",
+    "ERROR_PARSE",
+    "ERROR_UNSUPPORTED_PROTOCOL_VERSION",
+    "META_CLIENT_CAPABILITIES",
+    "META_CLIENT_INFO",
+    "META_LOG_LEVEL",
+    "META_PROGRESS_TOKEN",
+    "META_PROTOCOL_VERSION",
+    "META_SERVER_INFO",
+    "META_SUBSCRIPTION_ID",
     "METHODS",
     "METHOD_COMPLETION_COMPLETE",
     "METHOD_ELICITATION_CREATE",
@@ -134,6 +149,70 @@ NOTIFICATION_SUBSCRIPTIONS_ACKNOWLEDGED: Final = (
 )
 
 NOTIFICATION_TOOLS_LIST_CHANGED: Final = "notifications/tools/list_changed"
+
+
+META_CLIENT_CAPABILITIES: Final = "io.modelcontextprotocol/clientCapabilities"
+"""The client's capabilities for this specific request. Required."""
+
+META_CLIENT_INFO: Final = "io.modelcontextprotocol/clientInfo"
+"""Identifies the client software making the request. Clients SHOULD
+include this field on every request unless specifically configured not
+to do so.
+"""
+
+META_LOG_LEVEL: Final = "io.modelcontextprotocol/logLevel"
+"""The desired log level for this request. Optional."""
+
+META_PROGRESS_TOKEN: Final = "progressToken"
+"""If specified, the caller is requesting out-of-band progress notifications for this
+request (as represented by {@link ProgressNotificationnotifications/progress}).
+The value of this parameter is an opaque token that will be attached to any
+subsequent notifications. The receiver is not obligated to provide these
+notifications.
+"""
+
+META_PROTOCOL_VERSION: Final = "io.modelcontextprotocol/protocolVersion"
+"""The MCP Protocol Version being used for this request. Required."""
+
+META_SERVER_INFO: Final = "io.modelcontextprotocol/serverInfo"
+"""Identifies the server software producing the response. Servers SHOULD
+include this field on every response unless specifically configured not
+to do so.
+"""
+
+META_SUBSCRIPTION_ID: Final = "io.modelcontextprotocol/subscriptionId"
+"""Identifies the subscription stream a notification was delivered on. The
+server MUST include this key on every notification delivered via a
+{@link SubscriptionsListenRequestsubscriptions/listen} stream, so the
+client can correlate the notification with the originating subscription.
+The key is absent on notifications not delivered via a subscription
+stream (e.g. progress notifications for an in-flight request), which is
+why it is optional here.
+"""
+
+ERROR_HEADER_MISMATCH: Final = -32020
+"""The error code of `HeaderMismatchError`."""
+
+ERROR_INTERNAL: Final = -32603
+"""The error code of `InternalError`."""
+
+ERROR_INVALID_PARAMS: Final = -32602
+"""The error code of `InvalidParamsError`."""
+
+ERROR_INVALID_REQUEST: Final = -32600
+"""The error code of `InvalidRequestError`."""
+
+ERROR_METHOD_NOT_FOUND: Final = -32601
+"""The error code of `MethodNotFoundError`."""
+
+ERROR_MISSING_REQUIRED_CLIENT_CAPABILITY: Final = -32021
+"""The error code of `MissingRequiredClientCapabilityError`."""
+
+ERROR_PARSE: Final = -32700
+"""The error code of `ParseError`."""
+
+ERROR_UNSUPPORTED_PROTOCOL_VERSION: Final = -32022
+"""The error code of `UnsupportedProtocolVersionError`."""
 
 METHODS: Final[Mapping[str, MethodSpec]] = {
     "completion/complete": MethodSpec(

@@ -2,9 +2,15 @@
 # @generated
 # source: schema/2024-11-05/schema.json
 # schema sha256: 61cea2392d4f284092d09bc84b9ac488c0d5618ac2b38a56942fc5b99fd960ce
-"""MCP revision 2024-11-05: wire types, method names and the method table."""
+"""MCP revision 2024-11-05: wire types, method table and constants, dispatch stubs."""
 
+from .dispatch import (
+    Client,
+    ClientHandlers,
+    ServerHandlers,
+)
 from .methods import (
+    META_PROGRESS_TOKEN,
     METHOD_COMPLETION_COMPLETE,
     METHOD_INITIALIZE,
     METHOD_LOGGING_SET_LEVEL,
@@ -169,6 +175,7 @@ from .types import (
 )
 
 __all__ = [
+    "META_PROGRESS_TOKEN",
     "METHODS",
     "METHOD_COMPLETION_COMPLETE",
     "METHOD_INITIALIZE",
@@ -204,8 +211,10 @@ __all__ = [
     "CallToolResultContentItem",
     "CancelledNotification",
     "CancelledNotificationParams",
+    "Client",
     "ClientCapabilities",
     "ClientCapabilitiesRoots",
+    "ClientHandlers",
     "ClientNotification",
     "ClientRequest",
     "ClientResult",
@@ -312,6 +321,7 @@ __all__ = [
     "ServerCapabilitiesPrompts",
     "ServerCapabilitiesResources",
     "ServerCapabilitiesTools",
+    "ServerHandlers",
     "ServerNotification",
     "ServerRequest",
     "ServerResult",

@@ -77,6 +77,7 @@ if TYPE_CHECKING:
     from collections.abc import Mapping
 
 __all__ = [
+    "META_PROGRESS_TOKEN",
     "METHODS",
     "METHOD_COMPLETION_COMPLETE",
     "METHOD_INITIALIZE",
@@ -151,6 +152,14 @@ NOTIFICATION_RESOURCES_UPDATED: Final = "notifications/resources/updated"
 NOTIFICATION_ROOTS_LIST_CHANGED: Final = "notifications/roots/list_changed"
 
 NOTIFICATION_TOOLS_LIST_CHANGED: Final = "notifications/tools/list_changed"
+
+
+META_PROGRESS_TOKEN: Final = "progressToken"
+"""If specified, the caller is requesting out-of-band progress notifications for this
+request (as represented by notifications/progress). The value of this parameter is
+an opaque token that will be attached to any subsequent notifications. The
+receiver is not obligated to provide these notifications.
+"""
 
 METHODS: Final[Mapping[str, MethodSpec]] = {
     "completion/complete": MethodSpec(

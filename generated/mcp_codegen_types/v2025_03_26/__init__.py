@@ -2,9 +2,15 @@
 # @generated
 # source: schema/2025-03-26/schema.json
 # schema sha256: e720669548c8100a4282c49e580efd6ddf7f28899ea786fc8db251dbdb356131
-"""MCP revision 2025-03-26: wire types, method names and the method table."""
+"""MCP revision 2025-03-26: wire types, method table and constants, dispatch stubs."""
 
+from .dispatch import (
+    Client,
+    ClientHandlers,
+    ServerHandlers,
+)
 from .methods import (
+    META_PROGRESS_TOKEN,
     METHOD_COMPLETION_COMPLETE,
     METHOD_INITIALIZE,
     METHOD_LOGGING_SET_LEVEL,
@@ -171,6 +177,7 @@ from .types import (
 )
 
 __all__ = [
+    "META_PROGRESS_TOKEN",
     "METHODS",
     "METHOD_COMPLETION_COMPLETE",
     "METHOD_INITIALIZE",
@@ -206,8 +213,10 @@ __all__ = [
     "CallToolResultContentItem",
     "CancelledNotification",
     "CancelledNotificationParams",
+    "Client",
     "ClientCapabilities",
     "ClientCapabilitiesRoots",
+    "ClientHandlers",
     "ClientNotification",
     "ClientRequest",
     "ClientResult",
@@ -316,6 +325,7 @@ __all__ = [
     "ServerCapabilitiesPrompts",
     "ServerCapabilitiesResources",
     "ServerCapabilitiesTools",
+    "ServerHandlers",
     "ServerNotification",
     "ServerRequest",
     "ServerResult",

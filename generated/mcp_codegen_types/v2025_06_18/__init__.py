@@ -2,9 +2,15 @@
 # @generated
 # source: schema/2025-06-18/schema.json
 # schema sha256: af845e7e5b9d27107d1690f0936022546177a1403e63ffb11470135b296a2e01
-"""MCP revision 2025-06-18: wire types, method names and the method table."""
+"""MCP revision 2025-06-18: wire types, method table and constants, dispatch stubs."""
 
+from .dispatch import (
+    Client,
+    ClientHandlers,
+    ServerHandlers,
+)
 from .methods import (
+    META_PROGRESS_TOKEN,
     METHOD_COMPLETION_COMPLETE,
     METHOD_ELICITATION_CREATE,
     METHOD_INITIALIZE,
@@ -178,6 +184,7 @@ from .types import (
 )
 
 __all__ = [
+    "META_PROGRESS_TOKEN",
     "METHODS",
     "METHOD_COMPLETION_COMPLETE",
     "METHOD_ELICITATION_CREATE",
@@ -215,8 +222,10 @@ __all__ = [
     "CallToolResult",
     "CancelledNotification",
     "CancelledNotificationParams",
+    "Client",
     "ClientCapabilities",
     "ClientCapabilitiesRoots",
+    "ClientHandlers",
     "ClientNotification",
     "ClientRequest",
     "ClientResult",
@@ -328,6 +337,7 @@ __all__ = [
     "ServerCapabilitiesPrompts",
     "ServerCapabilitiesResources",
     "ServerCapabilitiesTools",
+    "ServerHandlers",
     "ServerNotification",
     "ServerRequest",
     "ServerResult",

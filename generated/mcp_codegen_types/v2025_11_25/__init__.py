@@ -2,9 +2,16 @@
 # @generated
 # source: schema/2025-11-25/schema.json
 # schema sha256: 268a5f82ba70fd7e4b6dc4aa1e64f116f74b4d0edcb69dc046829c79dd4e97e7
-"""MCP revision 2025-11-25: wire types, method names and the method table."""
+"""MCP revision 2025-11-25: wire types, method table and constants, dispatch stubs."""
 
+from .dispatch import (
+    Client,
+    ClientHandlers,
+    ServerHandlers,
+)
 from .methods import (
+    ERROR_URL_ELICITATION_REQUIRED,
+    META_PROGRESS_TOKEN,
     METHOD_COMPLETION_COMPLETE,
     METHOD_ELICITATION_CREATE,
     METHOD_INITIALIZE,
@@ -238,6 +245,8 @@ from .types import (
 )
 
 __all__ = [
+    "ERROR_URL_ELICITATION_REQUIRED",
+    "META_PROGRESS_TOKEN",
     "METHODS",
     "METHOD_COMPLETION_COMPLETE",
     "METHOD_ELICITATION_CREATE",
@@ -285,6 +294,7 @@ __all__ = [
     "CancelTaskResult",
     "CancelledNotification",
     "CancelledNotificationParams",
+    "Client",
     "ClientCapabilities",
     "ClientCapabilitiesElicitation",
     "ClientCapabilitiesRoots",
@@ -293,6 +303,7 @@ __all__ = [
     "ClientCapabilitiesTasksRequests",
     "ClientCapabilitiesTasksRequestsElicitation",
     "ClientCapabilitiesTasksRequestsSampling",
+    "ClientHandlers",
     "ClientNotification",
     "ClientRequest",
     "ClientResult",
@@ -423,6 +434,7 @@ __all__ = [
     "ServerCapabilitiesTasksRequests",
     "ServerCapabilitiesTasksRequestsTools",
     "ServerCapabilitiesTools",
+    "ServerHandlers",
     "ServerNotification",
     "ServerRequest",
     "ServerResult",

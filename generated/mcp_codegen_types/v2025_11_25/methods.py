@@ -87,6 +87,8 @@ if TYPE_CHECKING:
     from collections.abc import Mapping
 
 __all__ = [
+    "ERROR_URL_ELICITATION_REQUIRED",
+    "META_PROGRESS_TOKEN",
     "METHODS",
     "METHOD_COMPLETION_COMPLETE",
     "METHOD_ELICITATION_CREATE",
@@ -182,6 +184,17 @@ NOTIFICATION_ROOTS_LIST_CHANGED: Final = "notifications/roots/list_changed"
 NOTIFICATION_TASKS_STATUS: Final = "notifications/tasks/status"
 
 NOTIFICATION_TOOLS_LIST_CHANGED: Final = "notifications/tools/list_changed"
+
+
+META_PROGRESS_TOKEN: Final = "progressToken"
+"""If specified, the caller is requesting out-of-band progress notifications for this
+request (as represented by notifications/progress). The value of this parameter is
+an opaque token that will be attached to any subsequent notifications. The
+receiver is not obligated to provide these notifications.
+"""
+
+ERROR_URL_ELICITATION_REQUIRED: Final = -32042
+"""The error code of `URLElicitationRequiredError`."""
 
 METHODS: Final[Mapping[str, MethodSpec]] = {
     "completion/complete": MethodSpec(

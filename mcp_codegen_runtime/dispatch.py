@@ -1,0 +1,114 @@
+"""Table-driven dispatch: raw params bytes in, handler called, result bytes out.
+
+Generated packages provide the method table (`METHODS`) and handler base
+classes whose methods all answer -32601; a server or client subclasses them
+and overrides what it serves. `Dispatcher` decodes `params` in one msgspec
+pass straight into the method's params type, calls the handler, and encodes
+the result.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol
+
+import msgspec
+
+from .errors import InvalidParamsError, MethodNotFoundError
+from .wire import decode, encode
+
+if TYPE_CHECKING:
+    from collections.abc import Awaitable, Callable, Iterable, Mapping
+
+    from .spec import Direction, MethodSpec
+
+__all__ = ["Dispatcher", "Handlers", "RequestSender", "implemented_methods"]
+
+
+class Handlers:
+    """Base of generated handler classes; each method there raises -32601."""
+
+    __mcp_methods__: ClassVar[Mapping[str, MethodSpec]]
+    __mcp_directions__: ClassVar[frozenset[Direction]]
+
+
+def implemented_methods(handlers: Handlers) -> frozenset[str]:
+    """Names of the methods `handlers` overrides (what a peer may call)."""
+    base = _generated_base(type(handlers))
+    found: set[str] = set()
+    for name, spec in handlers.__mcp_methods__.items():
+        if spec.direction not in handlers.__mcp_directions__:
+            continue
+        if getattr(type(handlers), spec.py_name) is not getattr(base, spec.py_name):
+            found.add(name)
+    return frozenset(found)
+
+
+def _generated_base(cls: type[Handlers]) -> type[Handlers]:
+    for klass in cls.__mro__:
+        if "__mcp_methods__" in vars(klass):
+            return klass
+    raise TypeError(f"{cls.__name__} does not derive from a generated handler class")
+
+
+class Dispatcher:
+    """Calls the handler of a method with decoded params and encodes its result.
+
+    Raises (from `dispatch`):
+        MethodNotFoundError: unknown method, or one `handlers` does not implement.
+        InvalidParamsError: params that do not fit, with the field and reason.
+    """
+
+    def __init__(self, handlers: Handlers) -> None:
+        self.handlers = handlers
+        self.implemented = implemented_methods(handlers)
+        self._bound: dict[str, tuple[MethodSpec, Callable[..., Awaitable[Any]]]] = {
+            name: (spec, getattr(handlers, spec.py_name))
+            for name, spec in handlers.__mcp_methods__.items()
+            if name in self.implemented
+        }
+
+    def methods(self) -> Iterable[str]:
+        """The methods this dispatcher serves, sorted."""
+        return sorted(self.implemented)
+
+    async def dispatch(self, method: str, params: bytes | None) -> bytes | None:
+        """Handle one request or notification; returns the encoded result (None
+        for notifications)."""
+        bound = self._bound.get(method)
+        if bound is None:
+            raise MethodNotFoundError(method)
+        spec, handler = bound
+        if spec.params is None:
+            result = await handler()
+        else:
+            result = await handler(self.decode_params(spec, params))
+        return None if spec.kind == "notification" else encode(result)
+
+    @staticmethod
+    def decode_params(spec: MethodSpec, params: bytes | None) -> Any:
+        """One msgspec decode of `params` into the method's params type."""
+        if params is None:
+            if spec.params_required:
+                raise InvalidParamsError(spec.name, "params are required")
+            try:
+                return spec.params()
+            except TypeError as exc:
+                raise InvalidParamsError(
+                    spec.name, f"params are required ({exc})"
+                ) from None
+        try:
+            return decode(params, spec.params)
+        except (msgspec.ValidationError, msgspec.DecodeError) as exc:
+            raise InvalidParamsError(spec.name, str(exc)) from None
+
+
+class RequestSender(Protocol):
+    """What generated client stubs need from a session."""
+
+    async def request(self, method: str, params: Any, result_type: Any) -> Any:
+        """Send a request and wait for its result, decoded as `result_type`."""
+        ...
+
+    async def notify(self, method: str, params: Any) -> None:
+        """Send a notification."""
+        ...

@@ -1,0 +1,78 @@
+"""Errors of the runtime.
+
+    McpError
+    ├── ProtocolError      a peer broke the protocol (bad envelope, wrong version...)
+    ├── TransportError     the connection failed or closed
+    └── RpcError           a JSON-RPC error response: code, message, data
+        ├── MethodNotFoundError   -32601
+        └── InvalidParamsError    -32602
+
+Handlers raise `RpcError` (or a subclass) to answer a request with an error;
+any other exception becomes -32603 without its traceback.
+"""
+
+from __future__ import annotations
+
+from enum import IntEnum
+from typing import Any
+
+__all__ = [
+    "ErrorCode",
+    "InvalidParamsError",
+    "McpError",
+    "MethodNotFoundError",
+    "ProtocolError",
+    "RpcError",
+    "TransportError",
+]
+
+
+class ErrorCode(IntEnum):
+    """JSON-RPC 2.0 error codes used by every MCP revision."""
+
+    PARSE_ERROR = -32700
+    INVALID_REQUEST = -32600
+    METHOD_NOT_FOUND = -32601
+    INVALID_PARAMS = -32602
+    INTERNAL_ERROR = -32603
+
+
+class McpError(Exception):
+    """Base class of every runtime error."""
+
+
+class ProtocolError(McpError):
+    """A peer sent something the protocol does not allow."""
+
+
+class TransportError(McpError):
+    """The transport failed or was closed."""
+
+
+class RpcError(McpError):
+    """An error to send (or received) as a JSON-RPC error response."""
+
+    def __init__(self, code: int, message: str, data: Any = None) -> None:
+        super().__init__(f"{message} ({code})")
+        self.code = code
+        self.message = message
+        self.data = data
+
+
+class MethodNotFoundError(RpcError):
+    """The peer does not implement the method (-32601)."""
+
+    def __init__(self, method: str) -> None:
+        super().__init__(ErrorCode.METHOD_NOT_FOUND, f"Method not found: {method}")
+        self.method = method
+
+
+class InvalidParamsError(RpcError):
+    """The params do not fit the method's params type (-32602)."""
+
+    def __init__(self, method: str, reason: str) -> None:
+        super().__init__(
+            ErrorCode.INVALID_PARAMS, f"Invalid params for {method}: {reason}"
+        )
+        self.method = method
+        self.reason = reason
