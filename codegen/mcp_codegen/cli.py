@@ -9,9 +9,11 @@ from pathlib import Path
 import click
 
 from . import __version__
+from .diff_report import FORMATS
 from .errors import CodegenError
 from .generate import compare, render_all, write
 from .manifest import load_manifest
+from .revdiff import load_diff
 from .sync import SOURCE_ENV, sync
 
 schema_option = click.option(
@@ -111,6 +113,24 @@ def check(schema_dir: Path, out: Path) -> None:
             )
             sys.exit(1)
         click.echo("generated code is up to date")
+
+
+@main.command()
+@click.argument("a")
+@click.argument("b")
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(list(FORMATS)),
+    default="text",
+    show_default=True,
+    help="Report format.",
+)
+@schema_option
+def diff(a: str, b: str, fmt: str, schema_dir: Path) -> None:
+    """Show what changed from revision A to revision B."""
+    with _reporting():
+        click.echo(FORMATS[fmt](load_diff(schema_dir, a, b)), nl=False)
 
 
 class _reporting:
