@@ -123,6 +123,13 @@ class _RecursiveAlias(_Marker):
         return _convert(obj, target, allow_extra=True)
 
 
+def marker_members(tp: Any) -> tuple[Any, ...] | None:
+    """The members of a structural union or recursive alias; None for other types."""
+    if isinstance(tp, type) and issubclass(tp, _Marker):
+        return tp.members()
+    return None
+
+
 def structural_union(name: str, module: str, *members: str) -> Any:
     """Declare a union without a discriminator; members are type expressions as text."""
     attrs = {"__mcp_module__": module, "__mcp_members__": members, "__module__": module}

@@ -8,6 +8,7 @@ caller's job (see `generate.py`).
 from __future__ import annotations
 
 import functools
+import itertools
 import textwrap
 from importlib import resources
 from pathlib import Path
@@ -162,6 +163,7 @@ def render_package(
     latest_rev = next(rev for rev in revisions if rev.name == latest)
     files[f"{PACKAGE}/latest/__init__.py"] = render_latest(latest_rev)
     files[f"{PACKAGE}/__init__.py"] = render_root(revisions, latest)
+    files[f"{PACKAGE}/conversions.py"] = render_conversions(revisions)
     files[f"{PACKAGE}/py.typed"] = ""
     return files
 
@@ -475,3 +477,29 @@ def _names_in(annotation: str) -> set[str]:
     import re
 
     return set(re.findall(r"[A-Za-z_][A-Za-z0-9_]*", annotation))
+
+
+def render_conversions(revisions: tuple[ir.Revision, ...]) -> str:
+    """`conversions.py`: per adjacent step, the properties each type loses."""
+    from .revdiff import diff_revisions
+
+    steps: list[dict[str, Any]] = []
+    for older, newer in itertools.pairwise(revisions):
+        diff = diff_revisions(older, newer)
+        for source, target, lost in (
+            (older, newer, diff.fields_only_in_a),
+            (newer, older, diff.fields_only_in_b),
+        ):
+            types = []
+            for change in diff.type_changes:
+                if change.kind_changed:
+                    continue
+                fields = sorted(f.wire_name for f in lost(change.name))
+                if fields:
+                    types.append({"name": change.name, "fields": fields})
+            steps.append({"source": source.name, "target": target.name, "types": types})
+    return format_python(
+        environment()
+        .get_template("conversions.py.jinja")
+        .render(version=__version__, runtime=RUNTIME, steps=steps)
+    )

@@ -1,0 +1,184 @@
+"""Cross-revision conversion on the specification examples, across every adjacent step.
+
+Each 2026-07-28 example walks down one revision at a time while its type exists,
+and back up. At every step: the result is valid against the target revision's
+schema (jsonschema), and every piece of the source missing from the result was
+reported as dropped (nothing is lost silently).
+"""
+
+from __future__ import annotations
+
+import importlib
+import itertools
+import json
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import pytest
+
+from mcp_codegen_runtime import decode, encode
+from mcp_codegen_runtime.convert import ConversionError, Converted
+from mcp_codegen_types import KNOWN_VERSIONS, MODULES
+from mcp_codegen_types.conversions import DROPPED, convert
+from tests.conftest import SCHEMA_DIR, SHARED_SCHEMAS
+
+EXAMPLES = sorted((SHARED_SCHEMAS / "2026-07-28" / "examples").glob("*/*.json"))
+DATED = [v for v in KNOWN_VERSIONS if v != "draft"]
+
+
+@cache
+def validator(revision: str, name: str) -> jsonschema.protocols.Validator | None:
+    """The target's schema for `name`; None for an inline type (no definition)."""
+    document = json.loads((SCHEMA_DIR / revision / "schema.json").read_text())
+    key = "$defs" if "$defs" in document else "definitions"
+    if name not in document[key]:
+        return None
+    schema = dict(document, **{"$ref": f"#/{key}/{name}"})
+    return jsonschema.validators.validator_for(document)(schema)
+
+
+def key_paths(value: Any, path: str = "$") -> set[str]:
+    """Every object member and list item, as a JSON path."""
+    found = {path}
+    if isinstance(value, dict):
+        for key, item in value.items():
+            found |= key_paths(item, f"{path}.{key}")
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            found |= key_paths(item, f"{path}[{index}]")
+    return found
+
+
+def check_step(source: Any, result: Converted[Any], target: str) -> None:
+    name = type(source).__name__
+    out = json.loads(encode(result.value))
+    schema = validator(target, name)
+    if schema is not None:
+        errors = [e.message for e in schema.iter_errors(out)]
+        assert errors == [], f"{name} converted to {target} is invalid: {errors}"
+    before = key_paths(json.loads(encode(source)))
+    lost = before - key_paths(out)
+    reported = [d.path for d in result.dropped]
+    unreported = {
+        p
+        for p in lost
+        if not any(p == r or p.startswith((r + ".", r + "[")) for r in reported)
+    }
+    # A list item dropped in the middle shifts later indices; compare by what was kept.
+    unreported = {p for p in unreported if not _shifted(p, reported)}
+    assert unreported == set(), f"{name} lost {sorted(unreported)} silently"
+
+
+def _shifted(path: str, reported: list[str]) -> bool:
+    return any(
+        r.endswith("]") and path.startswith(r.rsplit("[", 1)[0] + "[") for r in reported
+    )
+
+
+def walk(value: Any, revisions: list[str]) -> list[tuple[str, Converted[Any]]]:
+    steps = []
+    for target in revisions:
+        try:
+            result = convert(value, target)
+        except ConversionError:
+            break
+        check_step(value, result, target)
+        steps.append((target, result))
+        value = result.value
+    return steps
+
+
+@pytest.mark.parametrize("example", EXAMPLES, ids=lambda p: f"{p.parent.name}/{p.stem}")
+def test_example_walks_down_and_up_every_adjacent_step(example: Path) -> None:
+    module = importlib.import_module(MODULES["2026-07-28"])
+    value = decode(example.read_bytes(), getattr(module, example.parent.name))
+    down = walk(value, list(reversed(DATED[:-1])))
+    if down:
+        lowest_value = down[-1][1].value
+        lowest = DATED.index(down[-1][0])
+        walk(lowest_value, DATED[lowest + 1 :])
+
+
+def test_title_and_icons_are_dropped_on_the_way_to_2024_11_05() -> None:
+    from mcp_codegen_types import v2025_11_25 as n
+
+    tool = n.Tool(
+        name="x",
+        title="X",
+        icons=[n.Icon(src="https://example.com/i.png")],
+        input_schema=n.ToolInputSchema(type="object"),
+    )
+    result = convert(n.ListToolsResult(tools=[tool]), "2024-11-05")
+    assert [d.path for d in result.dropped] == ["$.tools[0].icons", "$.tools[0].title"]
+    assert "2025-06-18 -> 2025-03-26: Tool has no `title`" in result.dropped[1].reason
+    assert json.loads(encode(result.value)) == {
+        "tools": [{"name": "x", "inputSchema": {"type": "object"}}]
+    }
+
+
+def test_result_type_between_2025_11_25_and_2026_07_28() -> None:
+    from mcp_codegen_types import v2025_11_25 as old, v2026_07_28 as new
+
+    up = convert(old.CallToolResult(content=[old.TextContent(text="a")]), "2026-07-28")
+    assert up.dropped == ()
+    assert up.value.result_type == "complete"
+    down = convert(
+        new.CallToolResult(content=[new.TextContent(text="a")]), "2025-11-25"
+    )
+    assert [(d.path, d.reason) for d in down.dropped] == [
+        (
+            "$.resultType",
+            "2026-07-28 -> 2025-11-25: CallToolResult has no `resultType`"
+            " (generated table)",
+        )
+    ]
+
+
+def test_audio_content_is_dropped_for_2024_11_05() -> None:
+    from mcp_codegen_types import v2025_03_26 as n
+
+    result = convert(
+        n.CallToolResult(
+            content=[
+                n.TextContent(text="a"),
+                n.AudioContent(data="AA", mime_type="audio/wav"),
+            ]
+        ),
+        "2024-11-05",
+    )
+    assert [d.path for d in result.dropped] == ["$.content[1]"]
+    assert json.loads(encode(result.value)) == {
+        "content": [{"type": "text", "text": "a"}]
+    }
+
+
+def test_a_type_the_target_lacks_is_an_error() -> None:
+    from mcp_codegen_types import v2026_07_28 as new
+
+    with pytest.raises(ConversionError, match="has no DiscoverResult"):
+        convert(
+            new.DiscoverResult(
+                cache_scope="public",
+                capabilities=new.ServerCapabilities(),
+                supported_versions=["2026-07-28"],
+                ttl_ms=0,
+            ),
+            "2025-11-25",
+        )
+
+
+def test_generated_table_lists_only_properties_the_target_lacks() -> None:
+    assert set(DROPPED) == {
+        pair for a, b in itertools.pairwise(KNOWN_VERSIONS) for pair in ((a, b), (b, a))
+    }
+    for (source, target), types in DROPPED.items():
+        src = importlib.import_module(MODULES[source])
+        dst = importlib.import_module(MODULES[target])
+        for name, wires in types.items():
+            assert wires <= set(getattr(src, name).__struct_encode_fields__) | {
+                getattr(src, name).__struct_config__.tag_field
+            }
+            assert not wires & set(getattr(dst, name).__struct_encode_fields__)
+    assert DROPPED[("2025-03-26", "2024-11-05")]["Tool"] == frozenset({"annotations"})
