@@ -1,4 +1,4 @@
-"""`python -m benchmarks [yardstick|import|generation|all] [--quick] [--json PATH]`.
+"""`python -m benchmarks [NAME] [--quick] [--json PATH]`: run the benchmarks.
 
 Runs the chosen benchmarks (default: all) from the repository root, prints their
 tables and writes every figure to a JSON file (default
@@ -24,13 +24,14 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
 
 DEFAULT_JSON = CACHE / "benchmarks" / "results.json"
-CHOICES = ("yardstick", "import", "generation", "all")
+CHOICES = ("yardstick", "import", "generation", "dispatch", "all")
 
 
 def _runners() -> dict[str, Callable[..., dict[str, Any]]]:
-    from . import generation, import_time, yardstick
+    from . import dispatch, generation, import_time, yardstick
 
     return {
+        "dispatch": dispatch.run,
         "yardstick": yardstick.run,
         "import": import_time.run,
         "generation": generation.run,

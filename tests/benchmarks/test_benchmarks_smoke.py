@@ -80,3 +80,13 @@ def test_generation_figures(quick_run: tuple[dict[str, Any], Path]) -> None:
         types = entry["files"]["types.py"]
         assert types["lines"] > 0
         assert types["bytes"] > 0
+
+
+def test_dispatch_benchmark_runs() -> None:
+    from benchmarks import dispatch
+
+    figures = dispatch.run(quick=True, echo=lambda _line: None)
+    assert set(figures) >= {
+        "dispatch (decode + no-op handler + encode)",
+        "msgspec.json.decode (untyped)",
+    }
