@@ -195,9 +195,7 @@ def render_types(rev: ir.Revision) -> str:
 
 def _struct_view(decl: ir.StructDecl, imports: Imports) -> dict[str, Any]:
     fields = []
-    for f in sorted(
-        decl.fields, key=lambda f: (not f.required and f.default is None, f.py_name)
-    ):
+    for f in _sorted_fields(decl):
         annotation = render(f.type, imports)
         optional = not f.required and f.default is None
         default = None

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Final
 
-from mcp_codegen_runtime.convert import Converted, convert_across
+from mcp_codegen_runtime.conversion import Converted, convert_across
 
 from . import KNOWN_VERSIONS, MODULES
 
@@ -616,7 +616,7 @@ def convert(value: Any, target: str) -> Converted[Any]:
     """Convert `value` to the type of the same name in revision `target`.
 
     Raises:
-        mcp_codegen_runtime.convert.ConversionError: the target has no such type, or
+        mcp_codegen_runtime.conversion.ConversionError: the target has no such type, or
             the value lacks something the target requires.
     """
     return convert_across(

@@ -46,7 +46,7 @@ def test_exact_equal_tells_integers_from_floats() -> None:
 def test_json_file_holds_every_figure(quick_run: tuple[dict[str, Any], Path]) -> None:
     results, path = quick_run
     assert json.loads(path.read_text(encoding="utf-8")) == results
-    assert set(results) == {"meta", "yardstick", "import", "generation"}
+    assert set(results) == {"meta", "yardstick", "import", "generation", "dispatch"}
     assert results["meta"]["quick"] is True
 
 

@@ -19,7 +19,7 @@ import jsonschema
 import pytest
 
 from mcp_codegen_runtime import decode, encode
-from mcp_codegen_runtime.convert import ConversionError, Converted
+from mcp_codegen_runtime.conversion import ConversionError, Converted
 from mcp_codegen_types import KNOWN_VERSIONS, MODULES
 from mcp_codegen_types.conversions import DROPPED, convert
 from tests.conftest import SCHEMA_DIR, SHARED_SCHEMAS

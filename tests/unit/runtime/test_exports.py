@@ -1,0 +1,25 @@
+"""The runtime's public names: sorted, importable, and not shadowed by submodules."""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import pkgutil
+
+import mcp_codegen_runtime
+
+
+def test_all_is_sorted_and_complete() -> None:
+    assert mcp_codegen_runtime.__all__ == sorted(mcp_codegen_runtime.__all__)
+    for name in mcp_codegen_runtime.__all__:
+        assert hasattr(mcp_codegen_runtime, name), name
+
+
+def test_no_submodule_shadows_a_public_name() -> None:
+    """Importing `mcp_codegen_runtime.x` sets attribute `x` on the package."""
+    submodules = {m.name for m in pkgutil.iter_modules(mcp_codegen_runtime.__path__)}
+    assert submodules.isdisjoint(mcp_codegen_runtime.__all__)
+    for name in submodules:
+        importlib.import_module(f"mcp_codegen_runtime.{name}")
+    for name in mcp_codegen_runtime.__all__:
+        assert not inspect.ismodule(getattr(mcp_codegen_runtime, name)), name
