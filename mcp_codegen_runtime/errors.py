@@ -3,6 +3,7 @@
     McpError
     ├── ProtocolError      a peer broke the protocol (bad envelope, wrong version...)
     ├── TransportError     the connection failed or closed
+    ├── RequestTimeoutError  no response in time (also a TimeoutError)
     └── RpcError           a JSON-RPC error response: code, message, data
         ├── MethodNotFoundError   -32601
         └── InvalidParamsError    -32602
@@ -22,6 +23,7 @@ __all__ = [
     "McpError",
     "MethodNotFoundError",
     "ProtocolError",
+    "RequestTimeoutError",
     "RpcError",
     "TransportError",
 ]
@@ -76,3 +78,14 @@ class InvalidParamsError(RpcError):
         )
         self.method = method
         self.reason = reason
+
+
+class RequestTimeoutError(McpError, TimeoutError):
+    """No response arrived within the request's timeout; the peer was told to
+    cancel it."""
+
+    def __init__(self, method: str, request_id: int, timeout: float) -> None:
+        super().__init__(f"{method} (id {request_id}) timed out after {timeout} s")
+        self.method = method
+        self.request_id = request_id
+        self.timeout = timeout

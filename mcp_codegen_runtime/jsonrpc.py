@@ -1,0 +1,600 @@
+"""The JSON-RPC 2.0 engine: one `Connection` per peer, for servers and clients alike.
+
+Each incoming message is decoded in one msgspec pass into an envelope whose
+`params`, `result` and `error.data` stay raw JSON until the method (or the
+awaited result type) is known; the handler then decodes params once, straight
+into the exact type. Bad input is answered with the spec's error and the
+connection keeps serving.
+
+Decisions worth knowing:
+
+- Outgoing request ids are integers counting up from 1.
+- `request(..., timeout=...)` raises `RequestTimeoutError`, a `TimeoutError`
+  (and an `McpError`), after sending `notifications/cancelled`.
+- `ping` goes to the handler first; when it raises `MethodNotFoundError` the
+  engine answers `{}` itself, so liveness never depends on the handler.
+- End of stream (or `aclose`) fails pending requests with `TransportError`,
+  cancels handlers still running, and makes `run()` return.
+- A malformed response cannot be answered with its id (that id names one of our
+  own requests, not one of the peer's), so it gets -32600 with id null, and the
+  request it names fails with `ProtocolError`.
+"""
+
+from __future__ import annotations
+
+import contextvars
+import itertools
+import logging
+import typing
+from collections.abc import Awaitable, Callable, Coroutine
+from contextlib import AsyncExitStack
+from typing import TYPE_CHECKING, Any, TypeAlias, TypeVar
+
+import anyio
+import msgspec
+from msgspec import Raw, UnsetType
+
+from ._envelope import (
+    NONE,
+    BadMessage,
+    CancelParams,
+    Envelope,
+    OutNotification,
+    OutRequest,
+    OutResult,
+    ParamsMeta,
+    RequestId,
+    decode_envelope,
+    decode_item,
+    encoder,
+    error_reply,
+    internal_error,
+    invalid,
+    message_decoder,
+)
+from .errors import (
+    McpError,
+    MethodNotFoundError,
+    ProtocolError,
+    RequestTimeoutError,
+    RpcError,
+    TransportError,
+)
+from .wire import decode, encode
+
+if TYPE_CHECKING:
+    from types import TracebackType
+    from typing import Self
+
+    from anyio.abc import TaskGroup
+
+    from .transports.base import Transport
+
+__all__ = [
+    "Connection",
+    "Handler",
+    "RequestContext",
+    "RequestId",
+    "RequestTimeoutError",
+    "current_request",
+]
+
+T = TypeVar("T")
+Handler: TypeAlias = Callable[[str, bytes | None], Awaitable[bytes | None]]
+"""Serves one incoming message: `(method, raw params or None)` to the encoded
+result, or None (for notifications; a request answered with None gets `{}`).
+`Dispatcher.dispatch` has this signature. Raise `RpcError` to send an error."""
+
+logger = logging.getLogger(__name__)
+
+PING = "ping"
+CANCELLED = "notifications/cancelled"
+PROGRESS = "notifications/progress"
+CANCEL_NOTICE_TIMEOUT = 5.0
+"""Seconds a cancelled or timed-out request may spend telling the peer so."""
+
+
+# --- the connection -----------------------------------------------------------
+
+
+class RequestContext:
+    """The incoming request a handler is serving; see `current_request()`."""
+
+    def __init__(
+        self,
+        connection: Connection,
+        request_id: RequestId,
+        method: str,
+        progress_token: RequestId | None,
+    ) -> None:
+        self.request_id = request_id
+        self.method = method
+        self.progress_token = progress_token
+        """The `_meta.progressToken` of the request's params, if it had one."""
+        self._connection = connection
+        self._progress: float | None = None
+
+    async def report_progress(
+        self, progress: float, total: float | None = None, message: str | None = None
+    ) -> None:
+        """Send `notifications/progress` for this request.
+
+        Nothing is sent when the peer asked for no progress (no token), but the
+        order is checked all the same.
+
+        Raises:
+            ValueError: `progress` does not exceed the last value reported.
+            TransportError: the connection is closed.
+        """
+        if self._progress is not None and progress <= self._progress:
+            raise ValueError(
+                f"progress must increase: {progress} after {self._progress}"
+            )
+        self._progress = progress
+        if self.progress_token is None:
+            return
+        params: dict[str, Any] = {
+            "progressToken": self.progress_token,
+            "progress": progress,
+        }
+        if total is not None:
+            params["total"] = total
+        if message is not None:
+            params["message"] = message
+        await self._connection.notify(PROGRESS, params)
+
+
+_current: contextvars.ContextVar[RequestContext] = contextvars.ContextVar(
+    "mcp_codegen_runtime.jsonrpc.current_request"
+)
+
+
+def current_request() -> RequestContext:
+    """The request the calling handler is serving.
+
+    Raises:
+        RuntimeError: not called from within a request handler.
+    """
+    try:
+        return _current.get()
+    except LookupError:
+        raise RuntimeError("not inside a JSON-RPC request handler") from None
+
+
+class _Pending:
+    """An outgoing request waiting for its response."""
+
+    def __init__(self) -> None:
+        self.done = anyio.Event()
+        self.response: Envelope | None = None
+        self.failure: McpError | None = None
+
+
+_Job: TypeAlias = Callable[[], Awaitable[bytes | None]]
+
+
+class Connection:
+    """A JSON-RPC 2.0 peer over a transport: sends requests and serves the other
+    side's, many in flight both ways.
+
+    Use it as an async context manager, which runs the reader in a task group
+    and closes the transport on exit::
+
+        async with Connection(transport, Dispatcher(handlers).dispatch) as conn:
+            result = await conn.request("tools/list", params, ListToolsResult)
+
+    or call `run()` yourself (it returns at end of stream).
+
+    Args:
+        transport: carries the messages; see `transports.base.Transport`.
+        handler: serves incoming requests and notifications; None answers
+            every request with -32601 (except `ping`).
+        allow_batches: accept JSON arrays of messages (revision 2025-03-26
+            only); may be changed once the revision is negotiated.
+    """
+
+    def __init__(
+        self,
+        transport: Transport,
+        handler: Handler | None = None,
+        *,
+        allow_batches: bool = False,
+    ) -> None:
+        self.transport = transport
+        self.handler = handler
+        self.allow_batches = allow_batches
+        self._ids = itertools.count(1)
+        self._pending: dict[int, _Pending] = {}
+        self._in_flight: dict[RequestId, tuple[RequestContext, anyio.CancelScope]] = {}
+        self._send_lock = anyio.Lock()
+        self._tasks: TaskGroup | None = None
+        self._started = False
+        self._closed = False
+        self._stopped = anyio.Event()
+        self._stack: AsyncExitStack | None = None
+
+    # -- lifecycle --
+
+    async def __aenter__(self) -> Self:
+        stack = AsyncExitStack()
+        tasks = await stack.enter_async_context(anyio.create_task_group())
+        tasks.start_soon(self.run)
+        self._stack = stack
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        assert self._stack is not None
+        stack, self._stack = self._stack, None
+        with anyio.CancelScope(shield=True):
+            await self.aclose()
+        # The reader has stopped, so leaving the task group cannot block; and
+        # leaving it without the body's error lets that propagate as itself,
+        # not wrapped in an exception group.
+        await stack.aclose()
+
+    async def run(self) -> None:
+        """Read and serve messages until end of stream or `aclose()`.
+
+        On the way out, pending requests fail with `TransportError`, handlers
+        still running are cancelled and the transport is closed.
+        """
+        if self._started:
+            raise RuntimeError("the connection is already running")
+        self._started = True
+        try:
+            async with anyio.create_task_group() as tasks:
+                self._tasks = tasks
+                if not self._closed:
+                    await self._read()
+                tasks.cancel_scope.cancel()
+        finally:
+            self._shut_down()
+            with anyio.CancelScope(shield=True):
+                await self.transport.aclose()
+            self._stopped.set()
+
+    async def aclose(self) -> None:
+        """Stop serving, fail pending requests and close the transport."""
+        if self._tasks is not None:
+            self._tasks.cancel_scope.cancel()
+        self._shut_down()
+        await self.transport.aclose()
+
+    async def wait_closed(self) -> None:
+        """Wait until `run()` has finished (the peer closed, or `aclose()`)."""
+        await self._stopped.wait()
+
+    @property
+    def closed(self) -> bool:
+        """Whether the connection has stopped (no request can be sent)."""
+        return self._closed
+
+    def _shut_down(self) -> None:
+        self._closed = True
+        pending = list(self._pending.values())
+        self._pending.clear()
+        for waiter in pending:
+            waiter.failure = TransportError("the connection closed")
+            waiter.done.set()
+        for _, scope in self._in_flight.values():
+            scope.cancel()
+        self._in_flight.clear()
+
+    # -- sending --
+
+    async def request(
+        self,
+        method: str,
+        params: Any,
+        result_type: type[T] | Any,
+        *,
+        # A parameter, not the caller's fail_after, so that the error can name
+        # the request and the peer is told why it was cancelled.
+        timeout: float | None = None,  # noqa: ASYNC109
+    ) -> T:
+        """Send a request and wait for its result, decoded as `result_type`.
+
+        `params` (a generated Struct, builtins, or None for no params) is
+        encoded with `wire.encode`. On timeout or cancellation the peer is sent
+        `notifications/cancelled`, and a late response is dropped.
+
+        Raises:
+            RpcError: the peer answered with an error response.
+            RequestTimeoutError: no response within `timeout` seconds.
+            ProtocolError: the result does not fit `result_type`, or the
+                response was malformed.
+            TransportError: the connection closed before the response arrived.
+        """
+        if self._closed:
+            raise TransportError("the connection is closed")
+        request_id = next(self._ids)
+        waiter = self._pending[request_id] = _Pending()
+        message = OutRequest(id=request_id, method=method, params=_raw(params))
+        sent = False
+        try:
+            with anyio.fail_after(timeout):
+                await self._send(encoder.encode(message))
+                sent = True
+                await waiter.done.wait()
+        except TimeoutError:
+            if not waiter.done.is_set():
+                if sent:
+                    await self._cancel_outgoing(request_id, "timed out")
+                assert timeout is not None
+                raise RequestTimeoutError(method, request_id, timeout) from None
+        except anyio.get_cancelled_exc_class():
+            if sent and not waiter.done.is_set():
+                await self._cancel_outgoing(request_id, "cancelled by the sender")
+            raise
+        finally:
+            self._pending.pop(request_id, None)
+        return typing.cast("T", self._result(method, waiter, result_type))
+
+    async def notify(self, method: str, params: Any) -> None:
+        """Send a notification; `params` as for `request`.
+
+        Raises:
+            TransportError: the connection is closed.
+        """
+        if self._closed:
+            raise TransportError("the connection is closed")
+        message = OutNotification(method=method, params=_raw(params))
+        await self._send(encoder.encode(message))
+
+    @staticmethod
+    def _result(method: str, waiter: _Pending, result_type: Any) -> Any:
+        if waiter.failure is not None:
+            raise waiter.failure
+        response = waiter.response
+        assert response is not None
+        if not isinstance(response.error, UnsetType):
+            error = response.error
+            data = msgspec.json.decode(error.data) if len(error.data) else None
+            raise RpcError(error.code, error.message, data)
+        try:
+            return decode(bytes(response.result), result_type)
+        except msgspec.DecodeError as exc:  # ValidationError included
+            name = getattr(result_type, "__name__", repr(result_type))
+            raise ProtocolError(f"the result of {method} is no {name}: {exc}") from None
+
+    async def _cancel_outgoing(self, request_id: int, reason: str) -> None:
+        params = {"requestId": request_id, "reason": reason}
+        with anyio.move_on_after(CANCEL_NOTICE_TIMEOUT, shield=True):
+            try:
+                await self.notify(CANCELLED, params)
+            except TransportError:
+                logger.debug("cannot cancel request %s: connection closed", request_id)
+
+    async def _send(self, message: bytes) -> None:
+        try:
+            async with self._send_lock:
+                await self.transport.send(message)
+        except (anyio.ClosedResourceError, anyio.BrokenResourceError, OSError) as exc:
+            raise TransportError(f"cannot send: {exc!r}") from exc
+
+    async def _send_quietly(self, message: bytes) -> None:
+        try:
+            await self._send(message)
+        except TransportError as exc:
+            logger.debug("reply not sent: %s", exc)
+
+    # -- receiving --
+
+    async def _read(self) -> None:
+        while True:
+            try:
+                data = await self.transport.receive()
+            except anyio.EndOfStream:
+                logger.debug("end of stream")
+                return
+            except (anyio.ClosedResourceError, anyio.BrokenResourceError) as exc:
+                logger.debug("transport closed: %r", exc)
+                return
+            except (TransportError, OSError) as exc:
+                logger.warning("transport failed: %r", exc)
+                return
+            try:
+                self._on_message(data)
+            except Exception:
+                # A bug here must not take the whole connection down.
+                logger.exception("failed to process an incoming message")
+
+    def _on_message(self, data: bytes) -> None:
+        """Classify one message and start whatever it needs (never awaits, so
+        a cancellation always finds the request it names registered)."""
+        try:
+            message = decode_envelope(data, message_decoder)
+            if isinstance(message, list):
+                self._on_batch(message)
+                return
+            outcome = self._accept(message)
+        except BadMessage as bad:
+            outcome = self._reject(bad)
+        if isinstance(outcome, bytes):
+            self._spawn(self._send_quietly, outcome)
+        elif outcome is not None:
+            self._spawn(self._reply_with, outcome)
+
+    def _on_batch(self, items: list[Raw]) -> None:
+        if not self.allow_batches:
+            reason = "batches are not supported by the negotiated protocol revision"
+            self._spawn(self._send_quietly, invalid(reason).reply())
+            return
+        if not items:
+            self._spawn(self._send_quietly, invalid("empty batch").reply())
+            return
+        replies: list[bytes] = []
+        jobs: list[_Job] = []
+        for item in items:
+            try:
+                outcome = self._accept(decode_item(item))
+            except BadMessage as bad:
+                outcome = self._reject(bad)
+            if isinstance(outcome, bytes):
+                replies.append(outcome)
+            elif outcome is not None:
+                jobs.append(outcome)
+        if replies or jobs:
+            self._spawn(self._answer_batch, replies, jobs)
+
+    def _reject(self, bad: BadMessage) -> bytes:
+        if isinstance(bad.response_id, int):
+            waiter = self._pending.pop(bad.response_id, None)
+            if waiter is not None:
+                waiter.failure = ProtocolError(f"malformed response: {bad.message}")
+                waiter.done.set()
+        logger.warning("bad message: %s", bad.message)
+        return bad.reply()
+
+    def _accept(self, env: Envelope) -> bytes | _Job | None:
+        """Start serving a valid message: an error reply to send, a job whose
+        result is the reply, or None when nothing is to be answered."""
+        if isinstance(env.method, UnsetType):
+            self._on_response(env)
+            return None
+        params = bytes(env.params) if len(env.params) else None
+        if isinstance(env.id, UnsetType):
+            if env.method == CANCELLED:
+                self._cancel_incoming(params)
+            self._spawn(self._notified, env.method, params)
+            return None
+        request_id = env.id
+        assert request_id is not None
+        if request_id in self._in_flight:
+            return invalid(f"request id {request_id!r} is already in use").reply()
+        context = RequestContext(self, request_id, env.method, _progress_token(params))
+        entry = self._in_flight[request_id] = (context, anyio.CancelScope())
+
+        async def job() -> bytes | None:
+            return await self._serve(entry, params)
+
+        return job
+
+    def _on_response(self, env: Envelope) -> None:
+        waiter = None
+        if isinstance(env.id, int):
+            waiter = self._pending.pop(env.id, None)
+        if waiter is None:
+            if env.id is None and not isinstance(env.error, UnsetType):
+                logger.warning(
+                    "peer reported an error: %s (%s)", env.error.message, env.error.code
+                )
+            else:
+                logger.debug("dropped a response to no pending request: %r", env.id)
+            return
+        waiter.response = env
+        waiter.done.set()
+
+    def _cancel_incoming(self, params: bytes | None) -> None:
+        try:
+            cancel = msgspec.json.decode(params or b"{}", type=CancelParams)
+        except msgspec.DecodeError:
+            logger.debug("ignored a malformed cancellation")
+            return
+        if isinstance(cancel.request_id, UnsetType):
+            return
+        entry = self._in_flight.pop(cancel.request_id, None)
+        if entry is None:
+            logger.debug("ignored a cancellation of %r", cancel.request_id)
+            return
+        entry[1].cancel()
+
+    # -- serving --
+
+    def _spawn(
+        self, func: Callable[..., Coroutine[Any, Any, None]], *args: Any
+    ) -> None:
+        assert self._tasks is not None
+        self._tasks.start_soon(func, *args)
+
+    async def _reply_with(self, job: _Job) -> None:
+        reply = await job()
+        if reply is not None:
+            await self._send_quietly(reply)
+
+    async def _answer_batch(self, replies: list[bytes], jobs: list[_Job]) -> None:
+        async def collect(job: _Job) -> None:
+            reply = await job()
+            if reply is not None:
+                replies.append(reply)
+
+        async with anyio.create_task_group() as tasks:
+            for job in jobs:
+                tasks.start_soon(collect, job)
+        if replies:
+            await self._send_quietly(b"[" + b",".join(replies) + b"]")
+
+    async def _serve(
+        self, entry: tuple[RequestContext, anyio.CancelScope], params: bytes | None
+    ) -> bytes | None:
+        """Run the handler of one request; the reply, or None once cancelled."""
+        context, scope = entry
+        reply: bytes | None = None
+        token = _current.set(context)
+        try:
+            with scope:
+                reply = await self._call_for_reply(context, params)
+        finally:
+            _current.reset(token)
+        # A cancellation that arrived first removed the entry: stay silent.
+        if self._in_flight.get(context.request_id) is not entry:
+            return None
+        del self._in_flight[context.request_id]
+        return reply
+
+    async def _call_for_reply(
+        self, context: RequestContext, params: bytes | None
+    ) -> bytes:
+        request_id = context.request_id
+        try:
+            result = await self._call(context.method, params)
+        except MethodNotFoundError as exc:
+            if context.method == PING:
+                return encoder.encode(OutResult(id=request_id, result=Raw(b"{}")))
+            return error_reply(request_id, exc)
+        except RpcError as exc:
+            return error_reply(request_id, exc)
+        except Exception:
+            logger.exception("handler of %s failed", context.method)
+            return internal_error(request_id)
+        raw = Raw(b"{}" if result is None else result)
+        return encoder.encode(OutResult(id=request_id, result=raw))
+
+    async def _notified(self, method: str, params: bytes | None) -> None:
+        try:
+            await self._call(method, params)
+        except MethodNotFoundError:
+            logger.debug("no handler for notification %s", method)
+        except RpcError as exc:
+            logger.warning("notification %s rejected: %s", method, exc)
+        except Exception:
+            logger.exception("handler of notification %s failed", method)
+
+    async def _call(self, method: str, params: bytes | None) -> bytes | None:
+        if self.handler is None:
+            raise MethodNotFoundError(method)
+        return await self.handler(method, params)
+
+
+def _raw(params: Any) -> Raw:
+    return NONE if params is None else Raw(encode(params))
+
+
+def _progress_token(params: bytes | None) -> RequestId | None:
+    # Most requests carry no token; skip the second look at their params.
+    if params is None or b'"progressToken"' not in params:
+        return None
+    try:
+        found = msgspec.json.decode(params, type=ParamsMeta)
+    except msgspec.DecodeError:
+        return None  # the handler reports bad params
+    if isinstance(found.meta, UnsetType) or isinstance(
+        found.meta.progress_token, UnsetType
+    ):
+        return None
+    return found.meta.progress_token

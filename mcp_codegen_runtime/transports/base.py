@@ -1,0 +1,40 @@
+"""The contract between the JSON-RPC engine and whatever carries its messages.
+
+A transport moves whole messages: one `send` writes one complete JSON text and
+one `receive` returns one. Framing (newlines for stdio, HTTP bodies, SSE events)
+is the transport's business, never the engine's.
+"""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+__all__ = ["Transport"]
+
+
+class Transport(Protocol):
+    """A bidirectional channel of complete JSON-RPC messages.
+
+    End of stream is signalled the anyio way: `receive` raises
+    `anyio.EndOfStream` once the peer has closed its side. After the local side
+    is closed, `receive` and `send` raise `anyio.ClosedResourceError`; `send`
+    raises `anyio.BrokenResourceError` once the peer can no longer receive.
+    Transports may raise `TransportError` or `OSError` for other failures.
+    The engine serialises its calls to `send`, so transports need no lock.
+    """
+
+    async def send(self, message: bytes) -> None:
+        """Send one complete message."""
+        ...
+
+    async def receive(self) -> bytes:
+        """Wait for the next complete message.
+
+        Raises:
+            anyio.EndOfStream: the peer closed its side; no message will follow.
+        """
+        ...
+
+    async def aclose(self) -> None:
+        """Close the local side; the peer sees end of stream. Idempotent."""
+        ...

@@ -1,0 +1,235 @@
+"""JSON-RPC envelopes: bad input gets the spec's error and serving goes on; batches."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import anyio
+import pytest
+
+from mcp_codegen_runtime.dispatch import Dispatcher
+from mcp_codegen_runtime.errors import (
+    ErrorCode,
+    RpcError,
+)
+from mcp_codegen_runtime.jsonrpc import (
+    Connection,
+)
+from mcp_codegen_runtime.transports import memory_pair
+from tests.unit.runtime.jsonrpc_support import (
+    LIMIT,
+    EchoServer,
+    Peer,
+    connected,
+    echo,
+    notification,
+    request,
+    routes,
+    serving,
+)
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+# --- bad input ------------------------------------------------------------------
+
+
+@pytest.mark.anyio
+async def test_not_json_is_a_parse_error_with_null_id_and_serving_goes_on() -> None:
+    async with serving(routes()) as (_, peer):
+        for garbage in (b'{"jsonrpc": "2.0", "id": 1', b"\xff", b""):
+            reply = await peer.call(garbage)
+            assert reply["id"] is None
+            assert reply["error"]["code"] == ErrorCode.PARSE_ERROR == -32700
+            assert reply["error"]["message"].startswith("Parse error")
+        await peer.assert_alive()
+
+
+@pytest.mark.parametrize(
+    ("message", "reply_id", "reason"),
+    [
+        ({"id": 1, "method": "ping"}, 1, '"jsonrpc" must be exactly "2.0"'),
+        ({"jsonrpc": "1.0", "id": 2, "method": "ping"}, 2, '"jsonrpc"'),
+        ({"jsonrpc": 2.0, "id": 3, "method": "ping"}, 3, '"jsonrpc"'),
+        ({"jsonrpc": "2.0", "id": None, "method": "ping"}, None, "not null"),
+        ({"jsonrpc": "2.0", "id": True, "method": "ping"}, None, "string or an int"),
+        ({"jsonrpc": "2.0", "id": 1.5, "method": "ping"}, None, "string or an int"),
+        ({"jsonrpc": "2.0", "id": [1], "method": "ping"}, None, "string or an int"),
+        ({"jsonrpc": "2.0", "id": 4, "method": 5}, 4, "`$.method`"),
+        ({"jsonrpc": "2.0", "id": "a"}, "a", '"method" is missing'),
+        ({"jsonrpc": "2.0"}, None, '"method" is missing'),
+        ({"jsonrpc": "2.0", "id": 5, "method": "x", "params": 1}, 5, "params must"),
+        ({"jsonrpc": "2.0", "id": 6, "method": "x", "params": None}, 6, "params"),
+        ({"jsonrpc": "2.0", "id": 7, "method": "x", "result": {}}, 7, "cannot carry"),
+        (
+            {"jsonrpc": "2.0", "id": 8, "result": {}, "error": {"code": 1}},
+            None,  # the id names one of our requests, not one of the peer's
+            "",
+        ),
+        (
+            {
+                "jsonrpc": "2.0",
+                "id": 9,
+                "result": {},
+                "error": {"code": 1, "message": ""},
+            },
+            None,
+            "both result and error",
+        ),
+        ({"jsonrpc": "2.0", "result": {}}, None, 'needs an "id"'),
+        ({"jsonrpc": "2.0", "id": None, "result": {}}, None, "cannot be null"),
+        (5, None, "Expected `object | array`"),
+        ("text", None, "Expected `object | array`"),
+        (None, None, "Expected `object | array`"),
+    ],
+)
+@pytest.mark.anyio
+async def test_invalid_requests_are_32600_saying_what_is_wrong(
+    message: Any, reply_id: Any, reason: str
+) -> None:
+    async with serving(routes()) as (_, peer):
+        reply = await peer.call(message)
+        assert reply["jsonrpc"] == "2.0"
+        assert reply["id"] == reply_id
+        assert reply["error"]["code"] == ErrorCode.INVALID_REQUEST == -32600
+        assert reply["error"]["message"].startswith("Invalid Request")
+        assert reason in reply["error"]["message"]
+        await peer.assert_alive()
+
+
+@pytest.mark.anyio
+async def test_unknown_methods_are_32601_from_a_dispatcher() -> None:
+    async with serving(Dispatcher(EchoServer()).dispatch) as (_, peer):
+        reply = await peer.call(request(1, "prompts/list", {}))
+        assert reply == {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "error": {"code": -32601, "message": "Method not found: prompts/list"},
+        }
+
+
+@pytest.mark.anyio
+async def test_params_that_do_not_fit_are_32602_with_the_reason() -> None:
+    async with serving(Dispatcher(EchoServer()).dispatch) as (_, peer):
+        reply = await peer.call(request("r", "tools/call", {"name": 5}))
+        assert reply["id"] == "r"
+        assert reply["error"]["code"] == ErrorCode.INVALID_PARAMS == -32602
+        assert "Expected `str`, got `int` - at `$.name`" in reply["error"]["message"]
+        reply = await peer.call(request(2, "tools/call", {"name": "echo"}))
+        assert reply["result"] == {"content": [{"type": "text", "text": ""}]}
+
+
+@pytest.mark.anyio
+async def test_a_crashing_handler_is_32603_without_its_traceback(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    async def crash(params: bytes | None) -> bytes:
+        raise ValueError("secret detail")
+
+    async with serving(routes(crash=crash, echo=echo)) as (_, peer):
+        await peer.send(request(1, "crash"))
+        raw = await peer.transport.receive()
+        assert json.loads(raw) == {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "error": {"code": -32603, "message": "Internal error"},
+        }
+        assert b"secret" not in raw and b"Traceback" not in raw
+        assert (await peer.call(request(2, "echo", {"a": 1})))["result"] == {"a": 1}
+    assert "secret detail" in caplog.text  # logged, not sent
+
+
+@pytest.mark.anyio
+async def test_rpc_errors_travel_with_code_message_and_data() -> None:
+    async def refuse(params: bytes | None) -> bytes:
+        raise RpcError(-32000, "no such tool", {"tool": "x"})
+
+    async with connected(routes(refuse=refuse)) as (_, client):
+        with pytest.raises(RpcError) as caught:
+            await client.request("refuse", {}, dict)
+        assert (caught.value.code, caught.value.message) == (-32000, "no such tool")
+        assert caught.value.data == {"tool": "x"}
+        with pytest.raises(RpcError) as caught:
+            await client.request("nothing", None, dict)
+        assert caught.value.code == -32601 and caught.value.data is None
+
+
+@pytest.mark.anyio
+async def test_error_data_that_is_not_json_is_left_out() -> None:
+    async def refuse(params: bytes | None) -> bytes:
+        raise RpcError(-32000, "odd", object())
+
+    async with serving(routes(refuse=refuse)) as (_, peer):
+        reply = await peer.call(request(1, "refuse"))
+        assert reply["error"] == {"code": -32000, "message": "odd"}
+
+
+@pytest.mark.anyio
+async def test_a_failing_notification_handler_does_not_stop_serving() -> None:
+    async def boom(params: bytes | None) -> None:
+        raise ValueError("boom")
+
+    async with serving(routes(boom=boom)) as (_, peer):
+        await peer.send(notification("boom"))
+        await peer.send(notification("unknown"))
+        await peer.assert_alive()
+
+
+# --- batches --------------------------------------------------------------------
+
+
+@pytest.mark.anyio
+async def test_batches_are_answered_as_one_array_when_allowed() -> None:
+    async with serving(routes(echo=echo), allow_batches=True) as (_, peer):
+        reply = await peer.call(
+            [
+                request(1, "echo", {"a": 1}),
+                notification("echo", {"n": 1}),
+                request(2, "nothing"),
+                {"jsonrpc": "2.0", "id": 3},
+                [request(4, "echo")],
+                request(5, "ping"),
+            ]
+        )
+        by_id = {item["id"]: item for item in reply}
+        assert len(reply) == 5
+        assert by_id[1]["result"] == {"a": 1}
+        assert by_id[2]["error"]["code"] == -32601
+        assert by_id[3]["error"]["code"] == -32600
+        assert by_id[None]["error"]["code"] == -32600  # the nested batch
+        assert by_id[5]["result"] == {}
+        await peer.send([notification("echo"), notification("other")])
+        await peer.assert_alive()  # nothing was sent for notifications only
+        reply = await peer.call([])
+        assert reply["id"] is None and "empty batch" in reply["error"]["message"]
+
+
+@pytest.mark.anyio
+async def test_batches_are_refused_unless_allowed() -> None:
+    async with serving(routes(echo=echo)) as (_, peer):
+        for batch in ([request(1, "echo")], []):
+            reply = await peer.call(batch)
+            assert reply["id"] is None and reply["error"]["code"] == -32600
+            assert "batches are not supported" in reply["error"]["message"]
+        await peer.assert_alive()
+
+
+@pytest.mark.anyio
+async def test_a_batch_may_carry_responses_to_our_requests() -> None:
+    ours, theirs = memory_pair()
+    peer = Peer(theirs)
+    with anyio.fail_after(LIMIT):
+        async with Connection(ours, allow_batches=True) as connection:
+            async with anyio.create_task_group() as tasks:
+
+                async def ask() -> None:
+                    assert await connection.request("x", None, int) == 42
+
+                tasks.start_soon(ask)
+                sent = await peer.receive()
+                await peer.send([{"jsonrpc": "2.0", "id": sent["id"], "result": 42}])
+    await theirs.aclose()
