@@ -66,7 +66,8 @@ class _MarkerType(type):
     """Metaclass of markers: a value is an instance if it is one of a member's."""
 
     def __instancecheck__(cls, obj: Any) -> bool:
-        return isinstance(obj, cls.classes())  # type: ignore[attr-defined]
+        marker = typing.cast("type[_Marker]", cls)
+        return isinstance(obj, marker.classes())
 
 
 class _Marker(metaclass=_MarkerType):
@@ -75,6 +76,7 @@ class _Marker(metaclass=_MarkerType):
     __mcp_module__: str
     __mcp_members__: tuple[str, ...]
     _resolved: tuple[Any, ...] | None = None
+    _classes: tuple[type, ...] | None = None
 
     @classmethod
     def members(cls) -> tuple[Any, ...]:
@@ -87,10 +89,12 @@ class _Marker(metaclass=_MarkerType):
     @classmethod
     def classes(cls) -> tuple[type, ...]:
         """The Python classes that values of this type have."""
-        found: list[type] = []
-        for member in cls.members():
-            found.extend(_classes_of(member))
-        return tuple(found)
+        if cls._classes is None:
+            found: list[type] = []
+            for member in cls.members():
+                found.extend(_classes_of(member))
+            cls._classes = tuple(found)
+        return cls._classes
 
     @classmethod
     def resolve(cls, obj: Any) -> Any:
