@@ -3,18 +3,21 @@
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeGuard
 
 import msgspec
 
 from . import ir
 from .constants import error_codes, meta_keys
 from .errors import NameCollisionError, UnsupportedSchemaError
+from .jsondata import is_array, is_object
 from .methods import extract_methods
 from .naming import field_name, inline_type_name
 from .unions import classify_unions
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from .load import LoadedSchema
 
 # Keywords that only annotate a schema: they never change what it accepts
@@ -74,7 +77,7 @@ class Builder:
         description = _description(node)
         if _is_struct(node):
             self.struct(name, node, pointer)
-        elif isinstance(node, dict) and ("anyOf" in node or "oneOf" in node):
+        elif is_object(node) and ("anyOf" in node or "oneOf" in node):
             self.union(name, node, pointer)
         else:
             self.claim(name, pointer)
@@ -115,7 +118,7 @@ class Builder:
                     pointer=prop_pointer,
                 )
             seen[py_name] = wire
-            default = prop.get(PYTHON_DEFAULT) if isinstance(prop, dict) else None
+            default = prop.get(PYTHON_DEFAULT) if is_object(prop) else None
             fields.append(
                 ir.Field(
                     wire_name=wire,
@@ -156,7 +159,7 @@ class Builder:
         """The type of a schema node; inline objects and unions become named decls."""
         if node is True:
             return ir.Primitive(name="any")
-        if not isinstance(node, dict):
+        if not is_object(node):
             raise self.unsupported(f"schema {node!r} accepts nothing", pointer)
         node = self.flatten_all_of(node, pointer)
         if "$ref" in node:
@@ -176,7 +179,7 @@ class Builder:
         if kind is None:
             self._check_keywords(node, set(), pointer)
             return ir.Primitive(name="any")
-        if isinstance(kind, list):
+        if is_array(kind):
             self._check_keywords(node, {"type"}, pointer)
             return ir.UnionOf(
                 members=tuple(
@@ -220,10 +223,14 @@ class Builder:
                 minimum=node.get("minimum"),
                 maximum=node.get("maximum"),
             )
-        primitives = {"string": "str", "boolean": "bool", "null": "null"}
+        primitives: dict[str, ir.PrimitiveName] = {
+            "string": "str",
+            "boolean": "bool",
+            "null": "null",
+        }
         if kind in primitives:
             self._check_keywords(node, {"type"}, pointer)
-            return ir.Primitive(name=primitives[kind])  # type: ignore[arg-type]
+            return ir.Primitive(name=primitives[kind])
         raise self.unsupported(f"unknown type {kind!r}", pointer)
 
     def literal(self, values: tuple[Any, ...], pointer: str) -> ir.LiteralType:
@@ -250,13 +257,13 @@ class Builder:
 
         The node's own keywords are merged last, so its description wins.
         """
-        if not isinstance(node, dict) or "allOf" not in node:
+        if not is_object(node) or "allOf" not in node:
             return node
         merged: dict[str, Any] = {}
         own = {k: v for k, v in node.items() if k != "allOf"}
         parts = [(f"{pointer}/allOf/{i}", p) for i, p in enumerate(node["allOf"])]
         for part_pointer, part in [*parts, (pointer, own)]:
-            while isinstance(part, dict) and "$ref" in part:
+            while is_object(part) and "$ref" in part:
                 part = self.definitions[self.ref_name(part["$ref"], part_pointer)]
             part = self.flatten_all_of(part, part_pointer)
             if part is own and not set(own) - ANNOTATIONS:
@@ -317,16 +324,17 @@ def build_revision(schema: LoadedSchema, definitions: dict[str, Any]) -> ir.Revi
     )
 
 
-def _is_struct(node: Any) -> bool:
+def _is_struct(node: object) -> TypeGuard[dict[str, Any]]:
+    """True for an object schema with properties (a struct, not a map)."""
     return (
-        isinstance(node, dict)
+        is_object(node)
         and bool(node.get("properties"))
         and node.get("type", "object") == "object"
     )
 
 
-def _description(node: Any) -> str:
-    return node.get("description", "") if isinstance(node, dict) else ""
+def _description(node: object) -> str:
+    return node.get("description", "") if is_object(node) else ""
 
 
 def _escape(token: str) -> str:
@@ -334,7 +342,10 @@ def _escape(token: str) -> str:
 
 
 def _merge_objects(
-    a: dict[str, Any], b: dict[str, Any], error: Any, pointer: str
+    a: dict[str, Any],
+    b: dict[str, Any],
+    error: Callable[[str, str], UnsupportedSchemaError],
+    pointer: str,
 ) -> dict[str, Any]:
     """The intersection of two object schemas, where one side refines the other."""
     merged = {
@@ -354,7 +365,9 @@ def _merge_objects(
     return merged
 
 
-def _narrower(a: Any, b: Any, error: Any, pointer: str) -> Any:
+def _narrower(
+    a: Any, b: Any, error: Callable[[str, str], UnsupportedSchemaError], pointer: str
+) -> Any:
     """Of two property schemas, the one that refines the other."""
     core_a = {k: v for k, v in a.items() if k not in ANNOTATIONS}
     core_b = {k: v for k, v in b.items() if k not in ANNOTATIONS}

@@ -139,8 +139,7 @@ class _reporting:
     def __enter__(self) -> None:
         return None
 
-    def __exit__(self, kind: object, error: BaseException | None, tb: object) -> bool:
+    def __exit__(self, kind: object, error: BaseException | None, tb: object) -> None:
         if isinstance(error, CodegenError):
             click.echo(f"error: {error}", err=True)
             sys.exit(1)
-        return False

@@ -12,13 +12,17 @@ import itertools
 import textwrap
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 import black
 import jinja2
+from black.mode import Mode, TargetVersion
 
 from . import __version__, ir
 from .pytypes import Imports, join_union, references, render
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
 PACKAGE = "mcp_codegen_types"
 """Import name of the generated package."""
@@ -44,9 +48,12 @@ def environment() -> jinja2.Environment:
         keep_trailing_newline=True,
         autoescape=False,
     )
-    env.filters["docstring"] = docstring
-    env.filters["isort"] = isort_names
-    env.filters["sort_all"] = sort_all
+    # jinja2 types `filters` by its own built-in filters (a union of their
+    # signatures); a filter may be any callable.
+    filters = cast("dict[str, Callable[..., object]]", env.filters)
+    filters["docstring"] = docstring
+    filters["isort"] = isort_names
+    filters["sort_all"] = sort_all
     return env
 
 
@@ -120,7 +127,7 @@ def sort_all(names: list[str]) -> list[str]:
 
 def format_python(source: str) -> str:
     """Format generated source with black (in-process)."""
-    mode = black.Mode(target_versions={black.TargetVersion.PY311}, line_length=88)
+    mode = Mode(target_versions={TargetVersion.PY311}, line_length=88)
     return black.format_str(source, mode=mode)
 
 
@@ -194,7 +201,7 @@ def render_types(rev: ir.Revision) -> str:
 
 
 def _struct_view(decl: ir.StructDecl, imports: Imports) -> dict[str, Any]:
-    fields = []
+    fields: list[dict[str, Any]] = []
     for f in _sorted_fields(decl):
         annotation = render(f.type, imports)
         optional = not f.required and f.default is None
@@ -247,12 +254,12 @@ def _alias_views(rev: ir.Revision, imports: Imports) -> list[dict[str, Any]]:
             members = [render(m, imports) for m in decl.members]
             kind = "union" if decl.strategy == "structural" else "plain"
             annotation = join_union(members)
-            mentioned = set().union(*(references(m) for m in decl.members))
+            mentioned = set[str]().union(*(references(m) for m in decl.members))
         else:
             annotation = render(decl.target, imports)
             members = [annotation]
             kind = "recursive" if decl.recursive else "plain"
-            mentioned = set() if decl.recursive else references(decl.target)
+            mentioned = set[str]() if decl.recursive else references(decl.target)
         views[decl.name] = {
             "name": decl.name,
             "kind": kind,
@@ -281,7 +288,7 @@ def render_methods(rev: ir.Revision) -> str:
     """`methods.py`: method-name constants and the method table."""
     from .naming import method_constant
 
-    methods = [
+    methods: list[dict[str, Any]] = [
         {
             "m": m,
             "constant": method_constant(
@@ -488,7 +495,7 @@ def render_conversions(revisions: tuple[ir.Revision, ...]) -> str:
             (older, newer, diff.fields_only_in_a),
             (newer, older, diff.fields_only_in_b),
         ):
-            types = []
+            types: list[dict[str, Any]] = []
             for change in diff.type_changes:
                 if change.kind_changed:
                     continue

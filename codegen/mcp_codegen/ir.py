@@ -15,7 +15,11 @@ import msgspec
 
 
 class Frozen(msgspec.Struct, frozen=True, kw_only=True, tag_field="kind"):
-    """Base of all IR nodes: immutable, compared by value, tagged by kind."""
+    """Base of all IR nodes: immutable, compared by value, tagged by kind.
+
+    Subclasses repeat `frozen=True`: msgspec would inherit it, but type checkers
+    only read the flags a class states itself.
+    """
 
 
 # --- type expressions ---------------------------------------------------------
@@ -23,7 +27,7 @@ class Frozen(msgspec.Struct, frozen=True, kw_only=True, tag_field="kind"):
 PrimitiveName = TypingLiteral["str", "int", "number", "bool", "null", "any"]
 
 
-class Primitive(Frozen, tag="primitive"):
+class Primitive(Frozen, frozen=True, tag="primitive"):
     """A JSON scalar or an unconstrained JSON value (`any`)."""
 
     name: PrimitiveName
@@ -31,19 +35,19 @@ class Primitive(Frozen, tag="primitive"):
     maximum: int | float | None = None
 
 
-class LiteralType(Frozen, tag="literal"):
+class LiteralType(Frozen, frozen=True, tag="literal"):
     """One or more constant values (`const` or `enum`)."""
 
     values: tuple[str | int | bool | None, ...]
 
 
-class Ref(Frozen, tag="ref"):
+class Ref(Frozen, frozen=True, tag="ref"):
     """A reference to a named declaration of the same revision."""
 
     name: str
 
 
-class ArrayOf(Frozen, tag="array"):
+class ArrayOf(Frozen, frozen=True, tag="array"):
     """A JSON array whose items all have one type."""
 
     items: TypeExpr
@@ -51,13 +55,13 @@ class ArrayOf(Frozen, tag="array"):
     max_items: int | None = None
 
 
-class MapOf(Frozen, tag="map"):
+class MapOf(Frozen, frozen=True, tag="map"):
     """A JSON object used as a string-keyed map."""
 
     values: TypeExpr
 
 
-class UnionOf(Frozen, tag="union"):
+class UnionOf(Frozen, frozen=True, tag="union"):
     """An inline union of simple members (no more than one struct)."""
 
     members: tuple[TypeExpr, ...]
@@ -69,7 +73,7 @@ TypeExpr = Primitive | LiteralType | Ref | ArrayOf | MapOf | UnionOf
 # --- declarations -------------------------------------------------------------
 
 
-class Field(Frozen, tag="field"):
+class Field(Frozen, frozen=True, tag="field"):
     """One property of a struct."""
 
     wire_name: str
@@ -80,7 +84,7 @@ class Field(Frozen, tag="field"):
     description: str = ""
 
 
-class StructDecl(Frozen, tag="struct"):
+class StructDecl(Frozen, frozen=True, tag="struct"):
     """A JSON object with named properties.
 
     `open` objects keep properties the schema does not name (JSON Schema's
@@ -98,7 +102,7 @@ class StructDecl(Frozen, tag="struct"):
     description: str = ""
 
 
-class UnionDecl(Frozen, tag="union_decl"):
+class UnionDecl(Frozen, frozen=True, tag="union_decl"):
     """A named union.
 
     `tagged` unions are decoded by msgspec in one pass using `tag_field`.
@@ -115,7 +119,7 @@ class UnionDecl(Frozen, tag="union_decl"):
     description: str = ""
 
 
-class AliasDecl(Frozen, tag="alias"):
+class AliasDecl(Frozen, frozen=True, tag="alias"):
     """A name for a type expression (scalars, enums, arrays, maps, refs).
 
     `recursive` aliases (JSONValue and friends) are JSON values at run time
@@ -137,7 +141,7 @@ Decl = StructDecl | UnionDecl | AliasDecl
 Direction = TypingLiteral["client_to_server", "server_to_client", "both"]
 
 
-class Method(Frozen, tag="method"):
+class Method(Frozen, frozen=True, tag="method"):
     """A JSON-RPC method defined by the revision."""
 
     name: str
@@ -150,7 +154,7 @@ class Method(Frozen, tag="method"):
     result_type: str | None
 
 
-class Constant(Frozen, tag="constant"):
+class Constant(Frozen, frozen=True, tag="constant"):
     """A protocol constant: a `_meta` key or an error code."""
 
     name: str
@@ -158,7 +162,7 @@ class Constant(Frozen, tag="constant"):
     doc: str = ""
 
 
-class Revision(Frozen, tag="revision"):
+class Revision(Frozen, frozen=True, tag="revision"):
     """Everything the emitters need to know about one protocol revision."""
 
     name: str

@@ -5,15 +5,19 @@ from __future__ import annotations
 import hashlib
 import json
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
-import jsonschema
+import jsonschema.validators
 
 from .errors import SchemaLoadError
+from .jsondata import is_object
 from .sync import schema_path
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from pathlib import Path
+
+    from jsonschema.protocols import Validator
 
     from .manifest import PinnedRevision
 
@@ -78,7 +82,7 @@ def parse_schema(data: bytes, pin: PinnedRevision, origin: str) -> LoadedSchema:
 
 def from_document(document: Any, pin: PinnedRevision, sha256: str) -> LoadedSchema:
     """Validate an already parsed schema document against its meta-schema."""
-    if not isinstance(document, dict):
+    if not is_object(document):
         raise SchemaLoadError("the schema is not a JSON object", revision=pin.name)
     dialect = document.get("$schema", pin.dialect)
     if dialect.rstrip("#") != pin.dialect.rstrip("#"):
@@ -86,7 +90,7 @@ def from_document(document: Any, pin: PinnedRevision, sha256: str) -> LoadedSche
             f"the schema declares dialect {dialect!r}, the manifest {pin.dialect!r}",
             revision=pin.name,
         )
-    validator = jsonschema.validators.validator_for(document, default=None)
+    validator = _validator_class(document)
     if validator is None:
         raise SchemaLoadError(
             f"unknown JSON Schema dialect {dialect!r}", revision=pin.name
@@ -114,3 +118,16 @@ def from_document(document: Any, pin: PinnedRevision, sha256: str) -> LoadedSche
         definitions=document[key],
         definitions_key=key,
     )
+
+
+def _validator_class(document: dict[str, Any]) -> type[Validator] | None:
+    """The validator class of the document's `$schema`.
+
+    None when the document declares no `$schema` or one jsonschema does not know.
+    """
+    # validator_for returns `default` for a missing or unknown `$schema`, but
+    # annotates `default` as a validator class only: None asks for "unknown".
+    validator_for = cast(
+        "Callable[..., type[Validator] | None]", jsonschema.validators.validator_for
+    )
+    return validator_for(document, default=None)

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from . import ir
 from .errors import UnsupportedSchemaError
+from .jsondata import is_object
 from .naming import method_name
 
 if TYPE_CHECKING:
@@ -78,11 +79,11 @@ def extract_methods(
     return tuple(methods[m] for m in sorted(methods))
 
 
-def _method_const(node: Any) -> str | None:
-    method = (
-        node.get("properties", {}).get("method", {}) if isinstance(node, dict) else {}
-    )
-    value = method.get("const") if isinstance(method, dict) else None
+def _method_const(node: object) -> str | None:
+    if not is_object(node):
+        return None
+    method = node.get("properties", {}).get("method", {})
+    value = method.get("const") if is_object(method) else None
     return value if isinstance(value, str) else None
 
 
@@ -96,7 +97,7 @@ def _role_methods(
     seen: set[int] = set()
     while stack:
         node = stack.pop()
-        if not isinstance(node, dict) or id(node) in seen:
+        if not is_object(node) or id(node) in seen:
             continue
         seen.add(id(node))
         const = _method_const(node)

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from .errors import OverrideError
+from .jsondata import is_array, is_object
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -83,7 +84,10 @@ def apply_patches(document: Any, patches: tuple[Patch, ...], revision: str) -> A
     return result
 
 
-def _resolve_parent(document: Any, pointer: str, revision: str) -> tuple[Any, Any]:
+def _resolve_parent(
+    document: Any, pointer: str, revision: str
+) -> tuple[dict[str, Any] | list[Any], Any]:
+    """The object or array `pointer` ends in, and the key (str) or index (int)."""
     if not pointer.startswith("/"):
         raise OverrideError(
             "a pointer must start with '/'", revision=revision, pointer=pointer
@@ -92,10 +96,10 @@ def _resolve_parent(document: Any, pointer: str, revision: str) -> tuple[Any, An
     node = document
     try:
         for part in parts[:-1]:
-            node = node[int(part)] if isinstance(node, list) else node[part]
-        if not isinstance(node, (dict, list)):
+            node = node[int(part)] if is_array(node) else node[part]
+        if not (is_object(node) or is_array(node)):
             raise TypeError(node)
-        last: Any = int(parts[-1]) if isinstance(node, list) else parts[-1]
+        last = int(parts[-1]) if is_array(node) else parts[-1]
     except (KeyError, IndexError, ValueError, TypeError) as exc:
         raise OverrideError(
             "the pointer does not resolve in the schema",

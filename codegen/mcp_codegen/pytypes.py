@@ -12,9 +12,9 @@ from . import ir
 class Imports:
     """Names the rendered annotations need, so modules import only what they use."""
 
-    typing: set[str] = field(default_factory=set)
+    typing: set[str] = field(default_factory=set[str])
     msgspec: bool = False
-    reserved: set[str] = field(default_factory=set)
+    reserved: set[str] = field(default_factory=set[str])
     """Declaration names; a `typing` name equal to one is written `typing.X`."""
     typing_module: bool = False
 
@@ -115,5 +115,5 @@ def references(expr: ir.TypeExpr) -> set[str]:
     if isinstance(expr, ir.MapOf):
         return references(expr.values)
     if isinstance(expr, ir.UnionOf):
-        return set().union(*(references(m) for m in expr.members))
+        return set[str]().union(*(references(m) for m in expr.members))
     return set()

@@ -55,7 +55,7 @@ class _Classifier:
         self.visiting.add(name)
         outer_pointer, self.pointer = self.pointer, pointer
         flat = self.flatten(members)
-        kinds = [self.kind(m) for m in flat]
+        kinds: list[Kind] = [self.kind(m) for m in flat]
         decl: ir.Decl
         if "any" in kinds:
             decl = ir.AliasDecl(
@@ -150,7 +150,7 @@ class _Classifier:
         if isinstance(target, ir.ArrayOf):
             return "array"
         if isinstance(target, ir.LiteralType):
-            kinds = {_literal_kind(v) for v in target.values}
+            kinds: set[Kind] = {_literal_kind(v) for v in target.values}
             if len(kinds) != 1:
                 raise UnsupportedSchemaError(
                     f"enum mixes JSON types {sorted(kinds)}",
@@ -175,12 +175,14 @@ class _Classifier:
         """A const property that tells every struct member apart, if there is one."""
         if "custom" in kinds or "map" in kinds or kinds.count("array") > 1:
             return None
-        structs = [
-            self.resolve(m) for m, k in zip(flat, kinds, strict=True) if k == "struct"
-        ]
+        structs: list[ir.StructDecl] = []
+        for member, kind in zip(flat, kinds, strict=True):
+            if kind == "struct":
+                target = self.resolve(member)
+                assert isinstance(target, ir.StructDecl)
+                structs.append(target)
         candidates: set[str] | None = None
         for struct in structs:
-            assert isinstance(struct, ir.StructDecl)
             consts = {
                 f.wire_name
                 for f in struct.fields
@@ -195,7 +197,7 @@ class _Classifier:
         for tag in sorted(
             candidates or (), key=lambda t: (t not in _TAG_PREFERENCE, t)
         ):
-            values = [_tag_value(s, tag) for s in structs]  # type: ignore[arg-type]
+            values = [_tag_value(s, tag) for s in structs]
             if len(set(values)) == len(values):
                 return tag
         return None

@@ -1,7 +1,7 @@
 """Static checks run as part of the suite, so one command runs everything.
 
 black and ruff over the whole tree; pyright and mypy in strict mode over the
-runtime and the generated package (generated code must pass with no ignores).
+generator, the runtime and the generated package (all must pass with no ignores).
 """
 
 from __future__ import annotations
@@ -49,6 +49,7 @@ def test_pyright_strict() -> None:
         tool("pyright"),
         "--pythonpath",
         sys.executable,
+        "codegen",
         "mcp_codegen_runtime",
         "generated",
     )
@@ -60,6 +61,7 @@ def test_mypy_strict() -> None:
         tool("mypy"),
         "--strict",
         "--no-incremental",
+        "codegen/mcp_codegen",
         "mcp_codegen_runtime",
         "generated/mcp_codegen_types",
     )
