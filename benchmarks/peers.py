@@ -1,30 +1,84 @@
-"""Install the benchmark peers into a cached virtualenv, `.cache/peers/venv`.
+"""Install the MCP peers, pinned, into the git-ignored cache folder `.cache/peers/`.
 
-The peers are pinned; installing is idempotent: when the venv already holds every
-peer at its pinned version nothing is run but one quick version check. `.cache/`
-is ignored by git.
+Two kinds of peer:
 
-    python -m benchmarks.peers          # install (or check) and print the python path
+- Python (PyPI), in a dedicated virtualenv `.cache/peers/venv`: `mcp-types` (the
+  import-time benchmark's contender) and `mcp` (the official Python SDK), see
+  `PYTHON_PEERS`.
+- Node.js (npm), in the node project `.cache/peers/node/`: the official TypeScript
+  SDK, the reference `server-everything` and the `conformance` suite, see
+  `NODE_PEERS`. The script writes that folder's package.json with exact versions
+  and runs `npm install --no-audit --no-fund` there; it needs `node` and `npm`
+  (Node.js >= 18) on PATH.
+
+Installing is idempotent: when every peer is already at its pin nothing is run but
+one quick version check (the venv's python reading its distributions' metadata;
+the node packages' package.json files read directly), well under a second.
+Concurrent callers are serialised by a lock file. `@modelcontextprotocol/inspector`
+is deliberately not installed: its current release (2.12.0) needs Node.js >= 22.19,
+runs an install script and pulls a vite/react front end.
+
+    python -m benchmarks.peers [python|node|all]   # install (or check), print them
 """
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import json
+import os
+import re
+import shutil
 import subprocess
 import sys
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ._common import CACHE, Echo
 
 if TYPE_CHECKING:
-    from pathlib import Path
+    from collections.abc import Iterator, Mapping, Sequence
 
 PEERS: dict[str, str] = {"mcp-types": "2.3.0"}
-"""Distribution name -> pinned version."""
+"""The import-time benchmark's contenders: distribution name -> pinned version."""
+
+MCP_PYTHON_SDK_VERSION = "2.3.0"
+"""PyPI `mcp`, the official Python SDK."""
+
+PYTHON_PEERS: dict[str, str] = {**PEERS, "mcp": MCP_PYTHON_SDK_VERSION}
+"""Everything installed into the peer venv: distribution name -> pinned version."""
+
+TYPESCRIPT_SDK_VERSION = "1.32.2"
+"""npm `@modelcontextprotocol/sdk`, the official TypeScript SDK."""
+
+SERVER_EVERYTHING_VERSION = "2026.8.31"
+"""npm `@modelcontextprotocol/server-everything`, the reference test server."""
+
+CONFORMANCE_VERSION = "0.1.13"
+"""npm `@modelcontextprotocol/conformance`, the protocol conformance suite.
+
+Not the newest release: 0.1.14 to 0.1.16 import `globSync` from `fs`, which
+Node.js 20 lacks, so their CLI dies at start-up on this machine's Node.js; 0.1.13
+is the newest that runs there. Its scenarios speak Streamable HTTP only
+(`conformance server --url URL`, `conformance client --command CMD`).
+"""
+
+NODE_PEERS: dict[str, str] = {
+    "@modelcontextprotocol/sdk": TYPESCRIPT_SDK_VERSION,
+    "@modelcontextprotocol/server-everything": SERVER_EVERYTHING_VERSION,
+    "@modelcontextprotocol/conformance": CONFORMANCE_VERSION,
+}
+"""npm package name -> pinned version, installed into `NODE_DIR`."""
+
+MIN_NODE_MAJOR = 18
+"""The oldest Node.js the pinned packages accept (the TypeScript SDK's `engines`)."""
 
 PEERS_DIR = CACHE / "peers"
 VENV = PEERS_DIR / "venv"
+NODE_DIR = PEERS_DIR / "node"
+"""The node project: package.json written here, packages in its node_modules/."""
+
+_LOCK_NAME = ".install.lock"
 
 _VERSIONS_SNIPPET = """
 import importlib.metadata as md, json, sys
@@ -38,51 +92,75 @@ print(json.dumps(found))
 """
 
 
+class PeerInstallError(RuntimeError):
+    """A peer could not be installed: a tool is missing or an installer failed."""
+
+
+def _quiet(_msg: str) -> None:
+    pass
+
+
+@contextlib.contextmanager
+def _install_lock(folder: Path) -> Iterator[None]:
+    """Serialise concurrent installers (a test run and a manual run, say)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    with open(folder / _LOCK_NAME, "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
+
+
+# --------------------------------------------------------------------------
+# Python peers
+# --------------------------------------------------------------------------
+
+
 def _venv_python(venv: Path = VENV) -> Path:
     return venv / "bin" / "python"
 
 
-def installed_versions(venv: Path = VENV) -> dict[str, str | None]:
-    """The version of each peer installed in `venv` (None: missing or no venv)."""
+def installed_versions(
+    venv: Path = VENV, pins: Mapping[str, str] = PYTHON_PEERS
+) -> dict[str, str | None]:
+    """The version of each of `pins` installed in `venv` (None: missing or no venv)."""
     python = _venv_python(venv)
     if not python.exists():
-        return dict.fromkeys(PEERS)
+        return dict.fromkeys(pins)
     proc = subprocess.run(
-        [str(python), "-c", _VERSIONS_SNIPPET, *PEERS],
+        [str(python), "-I", "-c", _VERSIONS_SNIPPET, *pins],
         capture_output=True,
         text=True,
         check=False,
     )
     if proc.returncode != 0:
-        return dict.fromkeys(PEERS)
+        return dict.fromkeys(pins)
     found: dict[str, str | None] = json.loads(proc.stdout)
     return found
 
 
-def ensure_peers(echo: Echo | None = None, venv: Path = VENV) -> Path:
-    """Create the peer venv if needed, install peers not at their pin; return python.
+def ensure_python_peers(echo: Echo | None = None, venv: Path = VENV) -> Path:
+    """Create the peer venv if needed, pip-install peers not at their pin.
 
-    Raises:
-        subprocess.CalledProcessError: venv creation or pip failed.
+    Returns the venv's python. Raises `PeerInstallError` when venv creation or
+    pip fails, or pip leaves a peer at another version.
     """
-    say = echo or (lambda _msg: None)
-    venv.parent.mkdir(parents=True, exist_ok=True)
-    # Serialise concurrent callers (a test run and a manual run, say).
-    with open(venv.parent / ".install.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
+    say = echo or _quiet
+    with _install_lock(venv.parent):
         python = _venv_python(venv)
         if not python.exists():
             say(f"creating the peer venv {venv}")
-            subprocess.run(
-                [sys.executable, "-m", "venv", "--clear", str(venv)], check=True
-            )
+            _run([sys.executable, "-m", "venv", "--clear", str(venv)], "venv")
         versions = installed_versions(venv)
         wanted = [
-            f"{name}=={pin}" for name, pin in PEERS.items() if versions.get(name) != pin
+            f"{name}=={pin}"
+            for name, pin in PYTHON_PEERS.items()
+            if versions.get(name) != pin
         ]
         if wanted:
             say(f"installing {' '.join(wanted)} into {venv}")
-            subprocess.run(
+            _run(
                 [
                     str(python),
                     "-m",
@@ -92,25 +170,222 @@ def ensure_peers(echo: Echo | None = None, venv: Path = VENV) -> Path:
                     "--disable-pip-version-check",
                     *wanted,
                 ],
-                check=True,
+                "pip install",
             )
             versions = installed_versions(venv)
-            wrong = {n: v for n, v in versions.items() if v != PEERS[n]}
+            wrong = {n: v for n, v in versions.items() if v != PYTHON_PEERS[n]}
             if wrong:
-                raise RuntimeError(f"peer install left wrong versions: {wrong}")
+                raise PeerInstallError(f"peer install left wrong versions: {wrong}")
     return python
+
+
+def ensure_peers(echo: Echo | None = None, venv: Path = VENV) -> Path:
+    """The peer venv's python, with every Python peer at its pin (kept name)."""
+    return ensure_python_peers(echo, venv)
 
 
 def peer_python(echo: Echo | None = None) -> Path:
     """The python of the peer venv, installing the peers first when needed."""
-    return ensure_peers(echo)
+    return ensure_python_peers(echo)
 
 
-def main() -> None:
-    python = ensure_peers(print)
-    print(python)
-    print(json.dumps(installed_versions()))
+# --------------------------------------------------------------------------
+# Node peers
+# --------------------------------------------------------------------------
+
+
+def node_executable() -> Path:
+    """The `node` on PATH; `PeerInstallError` when missing or older than 18."""
+    found = shutil.which("node")
+    if found is None:
+        raise PeerInstallError(
+            "`node` is not on PATH: the Node.js peers need Node.js >= "
+            f"{MIN_NODE_MAJOR} with npm (Debian: apt-get install nodejs npm)"
+        )
+    return Path(found)
+
+
+def _npm_executable() -> Path:
+    found = shutil.which("npm")
+    if found is None:
+        raise PeerInstallError(
+            "`npm` is not on PATH: installing the Node.js peers needs npm "
+            "(it comes with Node.js; Debian: apt-get install npm)"
+        )
+    return Path(found)
+
+
+def node_version(node: Path | None = None) -> str:
+    """`node --version` without the leading v, checked against `MIN_NODE_MAJOR`."""
+    exe = node or node_executable()
+    proc = subprocess.run(
+        [str(exe), "--version"], capture_output=True, text=True, check=False
+    )
+    match = re.fullmatch(r"v?(\d+)\.(\d+)\.(\d+)\S*", proc.stdout.strip())
+    if proc.returncode != 0 or match is None:
+        raise PeerInstallError(f"`{exe} --version` failed: {proc.stderr.strip()!r}")
+    if int(match.group(1)) < MIN_NODE_MAJOR:
+        raise PeerInstallError(
+            f"Node.js {proc.stdout.strip()} is too old for the peers: "
+            f"need >= {MIN_NODE_MAJOR}"
+        )
+    return proc.stdout.strip().removeprefix("v")
+
+
+def node_package_dir(name: str, project: Path = NODE_DIR) -> Path:
+    """Where npm put package `name` (top level of the project's node_modules)."""
+    return project / "node_modules" / name
+
+
+def installed_node_versions(project: Path = NODE_DIR) -> dict[str, str | None]:
+    """The version of each Node peer in `project`'s node_modules (None: missing)."""
+    found: dict[str, str | None] = {}
+    for name in NODE_PEERS:
+        manifest = node_package_dir(name, project) / "package.json"
+        try:
+            found[name] = json.loads(manifest.read_text(encoding="utf-8"))["version"]
+        except (OSError, ValueError, KeyError, TypeError):
+            found[name] = None
+    return found
+
+
+def _package_json() -> str:
+    document = {
+        "name": "mcp-codegen-peers",
+        "private": True,
+        "description": "MCP peers installed by benchmarks/peers.py; do not edit.",
+        "license": "UNLICENSED",
+        "dependencies": dict(NODE_PEERS),
+    }
+    return json.dumps(document, indent=2) + "\n"
+
+
+def ensure_node_peers(echo: Echo | None = None, project: Path = NODE_DIR) -> Path:
+    """Install the Node peers at their pins into `project`; return `project`.
+
+    Writes `project/package.json` with the exact versions and runs
+    `npm install --no-audit --no-fund` unless node_modules already holds every
+    pin. Raises `PeerInstallError` when node or npm is missing or npm fails.
+    """
+    say = echo or _quiet
+    with _install_lock(project.parent):
+        if installed_node_versions(project) == NODE_PEERS:
+            return project
+        node = node_executable()
+        npm = _npm_executable()
+        version = node_version(node)
+        project.mkdir(parents=True, exist_ok=True)
+        manifest = project / "package.json"
+        wanted = _package_json()
+        if not manifest.exists() or manifest.read_text(encoding="utf-8") != wanted:
+            manifest.write_text(wanted, encoding="utf-8")
+        pins = " ".join(f"{n}@{v}" for n, v in NODE_PEERS.items())
+        say(f"npm install {pins} into {project} (node {version})")
+        env = dict(os.environ)
+        # Keep npm quiet and local: no update check, no funding/audit chatter.
+        env.update({"npm_config_update_notifier": "false", "npm_config_fund": "false"})
+        _run(
+            [str(npm), "install", "--no-audit", "--no-fund", "--loglevel=error"],
+            "npm install",
+            cwd=project,
+            env=env,
+        )
+        found = installed_node_versions(project)
+        wrong = {n: v for n, v in found.items() if v != NODE_PEERS[n]}
+        if wrong:
+            raise PeerInstallError(f"npm install left wrong versions: {wrong}")
+    return project
+
+
+def node_bin(package: str, bin_name: str, project: Path = NODE_DIR) -> Path:
+    """The script behind `bin_name` in installed `package`'s package.json `bin`."""
+    root = node_package_dir(package, project)
+    try:
+        manifest = json.loads((root / "package.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise PeerInstallError(
+            f"{package} is not installed in {project}: run ensure_node_peers()"
+        ) from exc
+    bins = manifest.get("bin")
+    target = bins if isinstance(bins, str) else (bins or {}).get(bin_name)
+    if not isinstance(target, str):
+        raise PeerInstallError(f"{package} has no bin {bin_name!r}")
+    return root / target
+
+
+def server_everything_command(
+    transport: str = "stdio", project: Path = NODE_DIR
+) -> list[str]:
+    """The argv starting the reference `server-everything`.
+
+    `transport` is its only argument: "stdio" (the default), "sse" or
+    "streamableHttp"; the HTTP ones listen on the port in the PORT environment
+    variable (default 3001, all interfaces) and serve at the path /mcp.
+    """
+    script = node_bin(
+        "@modelcontextprotocol/server-everything", "mcp-server-everything", project
+    )
+    return [str(node_executable()), str(script), transport]
+
+
+def conformance_command(project: Path = NODE_DIR) -> list[str]:
+    """The argv prefix of the `conformance` CLI (add `server --url URL ...`)."""
+    script = node_bin("@modelcontextprotocol/conformance", "conformance", project)
+    return [str(node_executable()), str(script)]
+
+
+# --------------------------------------------------------------------------
+# Both
+# --------------------------------------------------------------------------
+
+
+def ensure_all_peers(echo: Echo | None = None) -> tuple[Path, Path]:
+    """Install every peer; return (peer venv python, node project folder)."""
+    return ensure_python_peers(echo), ensure_node_peers(echo)
+
+
+def _run(
+    command: Sequence[str],
+    what: str,
+    *,
+    cwd: Path | None = None,
+    env: Mapping[str, str] | None = None,
+) -> None:
+    proc = subprocess.run(
+        list(command),
+        cwd=cwd,
+        env=None if env is None else dict(env),
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if proc.returncode != 0:
+        tail = (proc.stderr or proc.stdout).strip()[-4000:]
+        raise PeerInstallError(
+            f"{what} failed (exit {proc.returncode}): {' '.join(command)}\n{tail}"
+        )
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = list(sys.argv[1:] if argv is None else argv)
+    which = args[0] if args else "all"
+    if len(args) > 1 or which not in {"python", "node", "all"}:
+        print("usage: python -m benchmarks.peers [python|node|all]", file=sys.stderr)
+        return 2
+    try:
+        if which in {"python", "all"}:
+            python = ensure_python_peers(print)
+            print(f"python peers: {python}")
+            print(json.dumps(installed_versions(), sort_keys=True))
+        if which in {"node", "all"}:
+            project = ensure_node_peers(print)
+            print(f"node peers: {project} (node {node_version()})")
+            print(json.dumps(installed_node_versions(project), sort_keys=True))
+    except PeerInstallError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

@@ -1,0 +1,1 @@
+"""Real MCP peers (official SDKs, reference servers), installed by benchmarks.peers."""
