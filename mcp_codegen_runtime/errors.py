@@ -3,6 +3,7 @@
     McpError
     ├── ProtocolError      a peer broke the protocol (bad envelope, wrong version...)
     ├── TransportError     the connection failed or closed
+    │   └── MessageTooLargeError  one message over the transport's limit (skipped)
     ├── RequestTimeoutError  no response in time (also a TimeoutError)
     └── RpcError           a JSON-RPC error response: code, message, data
         ├── MethodNotFoundError   -32601
@@ -21,6 +22,7 @@ __all__ = [
     "ErrorCode",
     "InvalidParamsError",
     "McpError",
+    "MessageTooLargeError",
     "MethodNotFoundError",
     "ProtocolError",
     "RequestTimeoutError",
@@ -49,6 +51,15 @@ class ProtocolError(McpError):
 
 class TransportError(McpError):
     """The transport failed or was closed."""
+
+
+class MessageTooLargeError(TransportError):
+    """One incoming message was over the transport's size limit and was skipped;
+    the transport itself is still usable."""
+
+    def __init__(self, message: str, limit: int) -> None:
+        super().__init__(message)
+        self.limit = limit
 
 
 class RpcError(McpError):

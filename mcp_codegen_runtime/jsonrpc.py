@@ -54,6 +54,7 @@ from ._envelope import (
 )
 from .errors import (
     McpError,
+    MessageTooLargeError,
     MethodNotFoundError,
     ProtocolError,
     RequestTimeoutError,
@@ -395,6 +396,12 @@ class Connection:
             except (anyio.ClosedResourceError, anyio.BrokenResourceError) as exc:
                 logger.debug("transport closed: %r", exc)
                 return
+            except MessageTooLargeError as exc:
+                # The transport skipped it; its id is unknown, so answer with null.
+                logger.warning("incoming message skipped: %s", exc)
+                too_large = invalid(str(exc))
+                self._spawn(self._send_quietly, too_large.reply())
+                continue
             except (TransportError, OSError) as exc:
                 logger.warning("transport failed: %r", exc)
                 return

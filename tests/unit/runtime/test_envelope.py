@@ -11,6 +11,7 @@ import pytest
 from mcp_codegen_runtime.dispatch import Dispatcher
 from mcp_codegen_runtime.errors import (
     ErrorCode,
+    MessageTooLargeError,
     RpcError,
 )
 from mcp_codegen_runtime.jsonrpc import (
@@ -233,3 +234,40 @@ async def test_a_batch_may_carry_responses_to_our_requests() -> None:
                 sent = await peer.receive()
                 await peer.send([{"jsonrpc": "2.0", "id": sent["id"], "result": 42}])
     await theirs.aclose()
+
+
+class SkippingTransport:
+    """Wraps a transport; its first receive reports a message it had to skip."""
+
+    def __init__(self, inner: Any) -> None:
+        self.inner = inner
+        self.skipped = False
+
+    async def send(self, message: bytes) -> None:
+        await self.inner.send(message)
+
+    async def receive(self) -> bytes:
+        if not self.skipped:
+            self.skipped = True
+            raise MessageTooLargeError("message line too long: more than 10 bytes", 10)
+        received: bytes = await self.inner.receive()
+        return received
+
+    async def aclose(self) -> None:
+        await self.inner.aclose()
+
+
+@pytest.mark.anyio
+async def test_a_skipped_oversized_message_is_32600_and_serving_goes_on() -> None:
+    ours, theirs = memory_pair()
+    with anyio.fail_after(LIMIT):
+        try:
+            async with Connection(SkippingTransport(ours), routes()):
+                peer = Peer(theirs)
+                refused = await peer.receive()
+                assert refused["id"] is None
+                assert refused["error"]["code"] == -32600
+                assert "more than 10 bytes" in refused["error"]["message"]
+                await peer.assert_alive()
+        finally:
+            await theirs.aclose()

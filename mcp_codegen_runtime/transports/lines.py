@@ -1,0 +1,239 @@
+"""Newline-delimited JSON framing over anyio byte streams (the stdio wire format).
+
+One message is one line: a complete UTF-8 JSON text followed by ``b"\\n"``
+(JSON encoders never emit a raw newline).
+
+- Lines split on ``b"\\n"``; a ``b"\\r"`` before it is dropped, so CRLF peers
+  work; blank (whitespace-only) lines are skipped.
+- Lines are limited to `max_line_length` bytes, without the line ending
+  (default `DEFAULT_MAX_LINE_LENGTH`, 16 MiB: room for large embedded resources,
+  while a runaway peer costs at most that much memory). `LineTooLongError` (a
+  `MessageTooLargeError`) is raised as soon as the limit is passed; the reader
+  discards the rest of that line and the next `receive` returns the line after
+  it. The JSON-RPC engine answers it with -32600 and keeps serving.
+- Bytes after the last newline at end of stream (other than whitespace) raise
+  `TruncatedMessageError`; the next `receive` raises `anyio.EndOfStream`.
+- Sends are serialised by a lock, so the transport is safe to use without the
+  engine. A message containing ``b"\\n"`` is refused with `ValueError`.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING
+
+import anyio
+import anyio.lowlevel
+
+from ..errors import MessageTooLargeError, TransportError
+
+if TYPE_CHECKING:
+    from anyio.abc import ByteReceiveStream, ByteSendStream
+
+__all__ = [
+    "DEFAULT_MAX_LINE_LENGTH",
+    "LineReader",
+    "LineTooLongError",
+    "StdioTransport",
+    "TruncatedMessageError",
+]
+
+logger = logging.getLogger(__name__)
+
+DEFAULT_MAX_LINE_LENGTH = 16 * 1024 * 1024
+"""Bytes one message line may hold, line ending excluded."""
+READ_CHUNK = 65536
+
+
+class LineTooLongError(MessageTooLargeError):
+    """A line exceeded the reader's limit; the reader skips the rest of it."""
+
+    def __init__(self, limit: int) -> None:
+        super().__init__(
+            f"message line too long: more than {limit} bytes; the line is discarded",
+            limit,
+        )
+
+
+class TruncatedMessageError(TransportError):
+    """The stream ended in the middle of a line."""
+
+    def __init__(self, size: int) -> None:
+        super().__init__(
+            f"the stream ended inside a message: {size} bytes after the last newline"
+        )
+        self.size = size
+
+
+class LineReader:
+    """Splits a byte stream into lines: newline-delimited, CRLF tolerated, blank
+    lines skipped, each line at most `max_line_length` bytes.
+
+    Reads in chunks of up to 64 KiB; a line split across chunks is joined
+    once, when its end arrives.
+    """
+
+    def __init__(
+        self,
+        stream: ByteReceiveStream,
+        max_line_length: int = DEFAULT_MAX_LINE_LENGTH,
+    ) -> None:
+        if max_line_length < 1:
+            raise ValueError(f"max_line_length must be positive: {max_line_length}")
+        self.stream = stream
+        self.max_line_length = max_line_length
+        self._chunk = b""
+        self._pos = 0  # where the unread part of _chunk starts
+        self._partial: list[bytes] = []  # a line begun in earlier chunks
+        self._partial_size = 0
+        self._discarding = False  # skipping the rest of an over-long line
+        self._eof = False
+
+    async def receive_line(self) -> bytes:
+        """The next non-blank line, without its line ending.
+
+        Raises:
+            anyio.EndOfStream: the stream ended (after its last line).
+            LineTooLongError: the line exceeds `max_line_length`; the next call
+                returns the line after it.
+            TruncatedMessageError: the stream ended inside a line.
+        """
+        await anyio.lowlevel.checkpoint_if_cancelled()
+        line = self._next_line()
+        if line is not None:
+            await anyio.lowlevel.cancel_shielded_checkpoint()
+            return line
+        while True:
+            if self._eof:
+                raise anyio.EndOfStream
+            await self._fill()
+            line = self._next_line()
+            if line is not None:
+                return line
+
+    async def _fill(self) -> None:
+        try:
+            self._chunk = await self.stream.receive(READ_CHUNK)
+            self._pos = 0
+        except anyio.EndOfStream:
+            self._eof = True
+            rest = b"".join(self._partial)
+            self._partial.clear()
+            self._partial_size = 0
+            if rest.strip() and not self._discarding:
+                raise TruncatedMessageError(len(rest)) from None
+
+    def _next_line(self) -> bytes | None:
+        """A complete non-blank line from what is buffered, or None."""
+        while True:
+            chunk, pos = self._chunk, self._pos
+            end = chunk.find(b"\n", pos)
+            if end < 0:
+                self._chunk, self._pos = b"", 0
+                if pos < len(chunk) and not self._discarding:
+                    self._keep(chunk[pos:] if pos else chunk)
+                return None
+            self._pos = end + 1
+            if self._discarding:
+                self._discarding = False
+                continue
+            if self._partial:
+                self._partial.append(chunk[pos:end])
+                line = b"".join(self._partial)
+                self._partial.clear()
+                self._partial_size = 0
+            else:
+                line = chunk[pos:end]
+            if line.endswith(b"\r"):
+                line = line[:-1]
+            if len(line) > self.max_line_length:
+                raise LineTooLongError(self.max_line_length)
+            if line and not line.isspace():
+                return line
+
+    def _keep(self, piece: bytes) -> None:
+        self._partial.append(piece)
+        self._partial_size += len(piece)
+        # One byte of slack: the line may yet end in CRLF.
+        if self._partial_size > self.max_line_length + 1:
+            self._partial.clear()
+            self._partial_size = 0
+            self._discarding = True
+            raise LineTooLongError(self.max_line_length)
+
+
+class StdioTransport:
+    """Newline-delimited JSON messages over two anyio byte streams.
+
+    `stdio_server()` and `stdio_client()` build one; construct it directly to
+    run the stdio framing over other byte streams (sockets, pipes).
+
+    Args:
+        reader: the stream messages arrive on.
+        writer: the stream messages leave on.
+        max_line_length: bytes one incoming line may hold, line ending
+            excluded.
+    """
+
+    def __init__(
+        self,
+        reader: ByteReceiveStream,
+        writer: ByteSendStream,
+        *,
+        max_line_length: int = DEFAULT_MAX_LINE_LENGTH,
+    ) -> None:
+        self._lines = LineReader(reader, max_line_length)
+        self._reader = reader
+        self._writer = writer
+        self._send_lock = anyio.Lock()
+        self._receive_guard = anyio.ResourceGuard("reading from")
+        self._closed = False
+
+    @property
+    def max_line_length(self) -> int:
+        """Bytes one incoming line may hold."""
+        return self._lines.max_line_length
+
+    async def send(self, message: bytes) -> None:
+        """Write one message and its newline.
+
+        Raises:
+            ValueError: the message contains a newline.
+            anyio.ClosedResourceError: the transport is closed.
+            anyio.BrokenResourceError: the peer no longer reads.
+        """
+        if b"\n" in message:
+            raise ValueError("a stdio message cannot contain a newline")
+        if self._closed:
+            raise anyio.ClosedResourceError
+        data = message + b"\n"
+        async with self._send_lock:
+            try:
+                await self._writer.send(data)
+            except (BrokenPipeError, ConnectionResetError) as exc:
+                raise anyio.BrokenResourceError from exc
+
+    async def receive(self) -> bytes:
+        """Wait for the next message (one line, without its line ending).
+
+        Raises:
+            anyio.EndOfStream: the peer closed its side.
+            anyio.ClosedResourceError: the transport is closed.
+            LineTooLongError: the line exceeds `max_line_length` and is
+                skipped.
+            TruncatedMessageError: the stream ended inside a line.
+        """
+        if self._closed:
+            raise anyio.ClosedResourceError
+        with self._receive_guard:
+            return await self._lines.receive_line()
+
+    async def aclose(self) -> None:
+        """Close both streams; the peer sees end of stream. Idempotent."""
+        if self._closed:
+            return
+        self._closed = True
+        try:
+            await self._writer.aclose()
+        finally:
+            await self._reader.aclose()
