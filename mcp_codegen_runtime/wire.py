@@ -155,8 +155,17 @@ def _dec_hook(tp: Any, obj: Any) -> Any:
         try:
             return tp.resolve(obj)
         except ValidationError as exc:
-            # msgspec adds the location to a ValueError raised here.
-            raise ValueError(str(exc)) from None
+            # msgspec appends the location of this value to a ValueError raised
+            # here; a location found inside it is kept as a note before that.
+            located = _LOCATION.fullmatch(str(exc))
+            if located is None:
+                raise ValueError(str(exc)) from None
+            reason, inner = located.groups()
+            noted = _INSIDE.fullmatch(reason)
+            if noted:
+                reason, deeper = noted.groups()
+                inner += deeper
+            raise ValueError(f"{reason} (at `${inner}` inside)") from None
     raise NotImplementedError(f"cannot decode {tp!r}")
 
 
@@ -385,9 +394,29 @@ def _convert_union(obj: Any, members: tuple[Any, ...], allow_extra: bool) -> Any
             return _convert(obj, member, allow_extra=allow_extra)
         except ValidationError as exc:
             errors.append(str(exc))
-    raise ValidationError(
-        " or ".join(errors) if errors else "no type accepts the value"
-    )
+    raise ValidationError(_union_reason(errors))
+
+
+_INSIDE = re.compile(r"(.*) \(at `\$([^`]*)` inside\)", re.DOTALL)
+"""The note `_dec_hook` leaves for a location msgspec would otherwise lose."""
+
+_EXPECTED = re.compile(r"Expected `([^`]+)`, got `([^`]+)`")
+
+
+def _union_reason(errors: list[str]) -> str:
+    """One reason for a value no member accepts: `Expected `a | b`, got `c``
+    when every member refused its JSON type alone, else each reason in turn."""
+    if not errors:
+        return "no type accepts the value"
+    kinds = [_EXPECTED.fullmatch(error) for error in errors]
+    got = {match.group(2) for match in kinds if match}
+    if all(kinds) and len(got) == 1:
+        expected = dict.fromkeys(match.group(1) for match in kinds if match)
+        return f"Expected `{' | '.join(expected)}`, got `{got.pop()}`"
+    # Members of the right JSON kind failed deeper down: their reasons matter,
+    # "expected an object, got an array" from the others does not.
+    deeper = [error for error, kind in zip(errors, kinds, strict=True) if not kind]
+    return " or ".join(dict.fromkeys(deeper or errors))
 
 
 class _StructPlan:

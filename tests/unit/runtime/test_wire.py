@@ -178,3 +178,12 @@ def test_live_extras_counter_returns_to_zero() -> None:
     del value
     gc.collect()
     assert wire._live_extras.count == before
+
+
+def test_union_errors_name_the_accepted_kinds_and_the_inner_location() -> None:
+    with pytest.raises(msgspec.ValidationError) as caught:
+        decode(b'{"content": [], "value": {"a": [1, 2.5]}}', Envelope)
+    assert str(caught.value) == (
+        "Expected `int | str | object | array`, got `float` "
+        "(at `$[...][1]` inside) - at `$.value`"
+    )
