@@ -24,14 +24,15 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
 
 DEFAULT_JSON = CACHE / "benchmarks" / "results.json"
-CHOICES = ("yardstick", "import", "generation", "dispatch", "all")
+CHOICES = ("yardstick", "import", "generation", "dispatch", "types", "all")
 
 
 def _runners() -> dict[str, Callable[..., dict[str, Any]]]:
-    from . import dispatch, generation, import_time, yardstick
+    from . import dispatch, generation, import_time, types, yardstick
 
     return {
         "dispatch": dispatch.run,
+        "types": types.run,
         "yardstick": yardstick.run,
         "import": import_time.run,
         "generation": generation.run,

@@ -169,7 +169,8 @@ def _dec_hook(tp: Any, obj: Any) -> Any:
     raise NotImplementedError(f"cannot decode {tp!r}")
 
 
-_decoders: dict[Any, msgspec.json.Decoder[Any]] = {}
+_decoders: dict[Any, tuple[msgspec.json.Decoder[Any], bool]] = {}
+"""Per type: its decoder, and whether a tag guard member may come out of it."""
 _encoder = msgspec.json.Encoder()
 
 
@@ -180,19 +181,21 @@ def decode(data: bytes | str, type: type[T] | Any) -> T:
         ValidationError: the message does not fit `type`; the text says where and why.
         msgspec.DecodeError: the input is not JSON.
     """
-    decoder = _decoders.get(type)
-    if decoder is None:
+    entry = _decoders.get(type)
+    if entry is None:
         target = _require_tag(type)
-        decoder = _decoders[type] = msgspec.json.Decoder(target, dec_hook=_dec_hook)
+        decoder = msgspec.json.Decoder(target, dec_hook=_dec_hook)
+        entry = _decoders[type] = (decoder, target is not type)
+    decoder, guarded = entry
     try:
-        value = decoder.decode(data)
+        value: T = decoder.decode(data)
     except ValidationError as exc:
         if _UNKNOWN_FIELD not in str(exc):
             raise
         value = _convert(msgspec.json.decode(data), type, allow_extra=True)
-    if value.__class__ in _guard_classes:
+    if guarded and value.__class__ in _guard_classes:
         _reject_guard(value)
-    return typing.cast("T", value)
+    return value
 
 
 def convert(obj: Any, type: type[T] | Any) -> T:

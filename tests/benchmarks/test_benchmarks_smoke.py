@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from benchmarks.__main__ import main
+from benchmarks.types import CASES, CONTENDERS, DIRECTIONS, HAND, OURS, UNTYPED
 from benchmarks.yardstick import exact_equal
 
 if TYPE_CHECKING:
@@ -46,7 +47,14 @@ def test_exact_equal_tells_integers_from_floats() -> None:
 def test_json_file_holds_every_figure(quick_run: tuple[dict[str, Any], Path]) -> None:
     results, path = quick_run
     assert json.loads(path.read_text(encoding="utf-8")) == results
-    assert set(results) == {"meta", "yardstick", "import", "generation", "dispatch"}
+    assert set(results) == {
+        "meta",
+        "yardstick",
+        "import",
+        "generation",
+        "dispatch",
+        "types",
+    }
     assert results["meta"]["quick"] is True
 
 
@@ -80,6 +88,23 @@ def test_generation_figures(quick_run: tuple[dict[str, Any], Path]) -> None:
         types = entry["files"]["types.py"]
         assert types["lines"] > 0
         assert types["bytes"] > 0
+
+
+def test_types_figures(quick_run: tuple[dict[str, Any], Path]) -> None:
+    figures = quick_run[0]["types"]
+    for direction in DIRECTIONS:
+        assert set(figures[direction]) == set(CASES)
+        for result in figures[direction].values():
+            assert set(result["contenders"]) == set(CONTENDERS)
+            for entry in result["contenders"].values():
+                assert entry["n"] == figures["rounds"]
+                assert entry["iterations"] > 0
+                assert 0 < entry["min_ops"] <= entry["median_ops"] <= entry["max_ops"]
+            assert set(result["ratios"]) == {f"ours/{c}" for c in CONTENDERS[1:]}
+            assert all(ratio > 0 for ratio in result["ratios"].values())
+    for contender in (OURS, HAND, UNTYPED):
+        assert figures["roundtrip"][contender] == dict.fromkeys(CASES, "exact")
+    assert figures["versions"]["mcp-types"] == "2.3.0"
 
 
 def test_dispatch_benchmark_runs() -> None:
