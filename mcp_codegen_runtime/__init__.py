@@ -27,12 +27,14 @@ from .wire import (
 if TYPE_CHECKING:
     from .dispatch import Dispatcher
     from .jsonrpc import Connection, current_request
+    from .session import ServerSession
 
 # The engine pulls in anyio; generated types need only the codec, so they import
 # fast. The engine's names load on first use.
 _LAZY = {
     "Connection": "jsonrpc",
     "Dispatcher": "dispatch",
+    "ServerSession": "session",
     "current_request": "jsonrpc",
 }
 
@@ -54,6 +56,7 @@ __all__ = [
     "Connection",
     "Dispatcher",
     "OpenStruct",
+    "ServerSession",
     "UnsetType",
     "ValidationError",
     "convert",

@@ -1,0 +1,401 @@
+"""Protocol version negotiation of an MCP server, for every revision at once.
+
+`ServerSession` takes one handler object per revision it serves (instances of
+generated `ServerHandlers` subclasses) and hands out one handler callable per
+connection for `Connection`::
+
+    session = ServerSession([V1125Server(), V2026Server()], name="demo", version="1")
+    async with Connection(transport, session.handler()) as connection:
+        await connection.wait_closed()
+
+Two eras of the protocol are told apart by their method tables:
+
+- legacy (2024-11-05 … 2025-11-25, tables with `initialize`): the client sends
+  `initialize`; the session answers it (the offered version when served, else
+  the newest legacy one it serves), with capabilities derived from the methods
+  the handler implements. Before that, every request but `ping` gets -32600;
+  a second `initialize` gets -32600 too. Then requests go to the handler of the
+  negotiated revision.
+- modern (2026-07-28, draft: tables with `server/discover`): no handshake;
+  every request names its version in
+  `params._meta["io.modelcontextprotocol/protocolVersion"]`. The session
+  answers `server/discover` itself and stamps every modern result with
+  `resultType` (if missing) and `_meta["io.modelcontextprotocol/serverInfo"]`.
+  A version it does not serve gets -32022 with data
+  `{"supported": [...], "requested": ...}`.
+
+Decisions worth knowing:
+
+- The first request of a connection decides its era (like the official Python
+  SDK): `initialize` makes it legacy, an enveloped request that is served makes
+  it modern. A legacy connection then refuses enveloped requests (-32600); a
+  modern one refuses `initialize` (-32022, listing the modern versions) and
+  requests without the envelope (-32602, as the Python SDK does).
+- A session without modern handlers ignores the envelope altogether (it behaves
+  like a legacy-only server, so probing clients fall back to `initialize`).
+- A session without legacy handlers answers `initialize` with -32022 listing
+  its modern versions (the Python SDK client re-probes with one of them).
+- `initialize` and `server/discover` are always answered by the session, never
+  by the handlers; `ping` before the handshake is answered `{}` by the engine.
+- Versions are listed oldest first (`"draft"` after every dated revision).
+- The discover result says `cacheScope: "public"` (it holds no user data) and
+  `ttlMs: discover_ttl_ms` (0 unless told: clients re-fetch whenever needed).
+- Batches (2025-03-26) are not switched on: the session cannot reach the
+  connection's `allow_batches`.
+"""
+
+from __future__ import annotations
+
+import importlib
+import typing
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Literal
+
+import msgspec
+
+from .dispatch import Dispatcher, Handlers, implemented_methods
+from .errors import ErrorCode, MethodNotFoundError, RpcError
+from .wire import UNSET, convert, encode
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping, Sequence
+    from types import ModuleType
+
+__all__ = [
+    "META_PROTOCOL_VERSION",
+    "META_SERVER_INFO",
+    "UNSUPPORTED_PROTOCOL_VERSION",
+    "Revision",
+    "ServerConnection",
+    "ServerSession",
+    "derive_capabilities",
+    "version_order",
+]
+
+META_PROTOCOL_VERSION = "io.modelcontextprotocol/protocolVersion"
+"""The `params._meta` key naming a modern request's protocol version."""
+META_SERVER_INFO = "io.modelcontextprotocol/serverInfo"
+"""The `result._meta` key naming the server in modern results."""
+UNSUPPORTED_PROTOCOL_VERSION = -32022
+"""The error of a request at a protocol version the server does not serve."""
+
+INITIALIZE = "initialize"
+INITIALIZED = "notifications/initialized"
+DISCOVER = "server/discover"
+PING = "ping"
+
+Era = Literal["legacy", "modern"]
+
+
+def version_order(version: str) -> tuple[bool, str]:
+    """Sort key of protocol versions: dated ones by date, then `draft`."""
+    return (version == "draft", version)
+
+
+@dataclass(frozen=True)
+class Revision:
+    """One revision a session serves: its handler and generated package."""
+
+    version: str
+    handlers: Handlers
+    package: ModuleType
+    dispatcher: Dispatcher
+
+    @property
+    def legacy(self) -> bool:
+        """Whether the revision uses the `initialize` handshake."""
+        return INITIALIZE in self.handlers.__mcp_methods__
+
+    @classmethod
+    def of(cls, handlers: Handlers) -> Revision:
+        """The revision of a generated `ServerHandlers` instance.
+
+        Raises:
+            TypeError: not server handlers of a generated revision package.
+        """
+        base = _generated_base(type(handlers))
+        if "client_to_server" not in getattr(base, "__mcp_directions__", ()):
+            raise TypeError(f"{type(handlers).__name__} does not serve a server")
+        package = importlib.import_module(base.__module__.rsplit(".", 1)[0])
+        version = getattr(package, "PROTOCOL_VERSION", None)
+        if not isinstance(version, str):
+            raise TypeError(f"{package.__name__} has no PROTOCOL_VERSION")
+        return cls(version, handlers, package, Dispatcher(handlers))
+
+
+def _generated_base(cls: type[Any]) -> type[Any]:
+    for klass in cls.__mro__:
+        if "__mcp_methods__" in vars(klass):
+            return klass
+    raise TypeError(f"{cls.__name__} does not derive from a generated handler class")
+
+
+def derive_capabilities(revision: Revision) -> Any:
+    """The revision's `ServerCapabilities` for the methods its handler implements.
+
+    tools, prompts, resources (`subscribe: true` with resources/subscribe),
+    logging (logging/setLevel) and completions (completion/complete), each only
+    where the revision's `ServerCapabilities` has the field.
+    """
+    implemented = implemented_methods(revision.handlers)
+    capability_type = revision.package.ServerCapabilities
+    fields = {field.encode_name for field in msgspec.structs.fields(capability_type)}
+
+    def has(*methods: str) -> bool:
+        return any(method in implemented for method in methods)
+
+    found: dict[str, Any] = {}
+    if has("tools/list", "tools/call"):
+        found["tools"] = {}
+    if has("prompts/list", "prompts/get"):
+        found["prompts"] = {}
+    if has(
+        "resources/list",
+        "resources/read",
+        "resources/templates/list",
+        "resources/subscribe",
+    ):
+        found["resources"] = {"subscribe": True} if has("resources/subscribe") else {}
+    if has("logging/setLevel"):
+        found["logging"] = {}
+    if has("completion/complete"):
+        found["completions"] = {}
+    return convert(
+        {key: value for key, value in found.items() if key in fields}, capability_type
+    )
+
+
+class _ParamsProbe(msgspec.Struct):
+    meta: dict[str, Any] | None = msgspec.field(default=None, name="_meta")
+    protocol_version: Any = msgspec.field(default=None, name="protocolVersion")
+
+
+_probe_decoder = msgspec.json.Decoder(_ParamsProbe)
+_result_decoder = msgspec.json.Decoder(dict[str, Any])
+
+
+def _probe(params: bytes | None) -> _ParamsProbe:
+    """The `_meta` and `protocolVersion` members of params, None when absent."""
+    if not params:
+        return _ParamsProbe()
+    try:
+        return _probe_decoder.decode(params)
+    except (msgspec.DecodeError, msgspec.ValidationError):
+        return _ParamsProbe()
+
+
+def _modern_version(probe: _ParamsProbe) -> str | None:
+    if probe.meta is None:
+        return None
+    version = probe.meta.get(META_PROTOCOL_VERSION)
+    return version if isinstance(version, str) else None
+
+
+class ServerSession:
+    """Serves every revision it has a handler for; see the module docstring.
+
+    Args:
+        handlers: one generated `ServerHandlers` instance per revision to serve
+            (restrict the revisions by passing fewer).
+        name, version: the server's `Implementation`.
+        instructions: sent in the initialize and discover results.
+        discover_ttl_ms: `ttlMs` of the discover result.
+
+    Raises:
+        ValueError: no handlers, or two for the same revision.
+        TypeError: an object that is not generated server handlers.
+    """
+
+    def __init__(
+        self,
+        handlers: Sequence[Handlers],
+        *,
+        name: str,
+        version: str,
+        instructions: str | None = None,
+        discover_ttl_ms: int = 0,
+    ) -> None:
+        if not handlers:
+            raise ValueError("a session needs at least one revision's handlers")
+        revisions: dict[str, Revision] = {}
+        for handler in handlers:
+            revision = Revision.of(handler)
+            if revision.version in revisions:
+                raise ValueError(f"two handlers for revision {revision.version}")
+            revisions[revision.version] = revision
+        order = sorted(revisions, key=version_order)
+        self.name = name
+        self.version = version
+        self.instructions = instructions
+        self.discover_ttl_ms = discover_ttl_ms
+        self.revisions: Mapping[str, Revision] = {v: revisions[v] for v in order}
+        self.legacy_versions: tuple[str, ...] = tuple(
+            v for v in order if revisions[v].legacy
+        )
+        """Served handshake versions, oldest first."""
+        self.modern_versions: tuple[str, ...] = tuple(
+            v for v in order if not revisions[v].legacy
+        )
+        """Served modern versions, oldest first."""
+        self._capabilities = {v: derive_capabilities(r) for v, r in revisions.items()}
+        self._server_info = {
+            v: r.package.Implementation(name=name, version=version)
+            for v, r in revisions.items()
+        }
+        self._discover = {
+            v: encode(self._discover_result(revisions[v])) for v in self.modern_versions
+        }
+
+    def capabilities(self, version: str) -> Any:
+        """The `ServerCapabilities` advertised at `version`."""
+        return self._capabilities[version]
+
+    def handler(self) -> ServerConnection:
+        """A fresh handler for one connection (pass it to `Connection`)."""
+        return ServerConnection(self)
+
+    __call__ = handler
+
+    # -- results built by the session --
+
+    def _discover_result(self, revision: Revision) -> Any:
+        info = self._server_info[revision.version]
+        package = revision.package
+        return package.DiscoverResult(
+            supported_versions=list(self.modern_versions),
+            capabilities=self._capabilities[revision.version],
+            instructions=UNSET if self.instructions is None else self.instructions,
+            cache_scope="public",
+            ttl_ms=self.discover_ttl_ms,
+            meta=package.ResultMetaObject(server_info=info),
+        )
+
+    def initialize_result(self, version: str) -> Any:
+        """The `InitializeResult` answering a handshake settled on `version`."""
+        package = self.revisions[version].package
+        return package.InitializeResult(
+            protocol_version=version,
+            capabilities=self._capabilities[version],
+            server_info=self._server_info[version],
+            instructions=UNSET if self.instructions is None else self.instructions,
+        )
+
+    def discover_result(self, version: str) -> bytes:
+        """The encoded `DiscoverResult` of modern `version`."""
+        return self._discover[version]
+
+    def negotiate(self, requested: object) -> str:
+        """The legacy version to answer an `initialize` offering `requested`."""
+        if isinstance(requested, str) and requested in self.legacy_versions:
+            return requested
+        return self.legacy_versions[-1]
+
+    def stamp(self, result: bytes | None) -> bytes:
+        """A modern result with `resultType` and `_meta` serverInfo added."""
+        obj = _result_decoder.decode(result or b"{}")
+        obj.setdefault("resultType", "complete")
+        meta = obj.get("_meta")
+        if not isinstance(meta, dict):
+            meta = obj["_meta"] = {}
+        typing.cast("dict[str, Any]", meta)[META_SERVER_INFO] = {
+            "name": self.name,
+            "version": self.version,
+        }
+        return msgspec.json.encode(obj)
+
+    def unsupported(self, requested: object) -> RpcError:
+        """The -32022 error naming the modern versions served."""
+        return RpcError(
+            UNSUPPORTED_PROTOCOL_VERSION,
+            "Unsupported protocol version",
+            {"supported": list(self.modern_versions), "requested": requested},
+        )
+
+
+def _invalid_request(message: str) -> RpcError:
+    return RpcError(ErrorCode.INVALID_REQUEST, message)
+
+
+def _is_notification(method: str) -> bool:
+    return method.startswith("notifications/")
+
+
+class ServerConnection:
+    """The state of one connection of a `ServerSession`; a `Connection` handler.
+
+    Attributes:
+        era: "legacy" or "modern" once the first request settled it, else None.
+        protocol_version: the negotiated version (legacy), or the version of the
+            latest modern request.
+        initialize_params: the decoded `initialize` params (legacy).
+    """
+
+    def __init__(self, session: ServerSession) -> None:
+        self.session = session
+        self.era: Era | None = None
+        self.protocol_version: str | None = None
+        self.initialize_params: Any = None
+        self._legacy: Dispatcher | None = None
+
+    async def __call__(self, method: str, params: bytes | None) -> bytes | None:
+        session = self.session
+        probe = _probe(params)
+        version = _modern_version(probe) if session.modern_versions else None
+        if version is not None:
+            return await self._modern(version, method, params)
+        if method == INITIALIZE:
+            return self._initialize(probe, params)
+        if self._legacy is not None:
+            if method == INITIALIZED:
+                return None
+            return await self._legacy.dispatch(method, params)
+        if _is_notification(method) or method == PING:
+            raise MethodNotFoundError(method)  # ignored; ping answered by the engine
+        if self.era == "modern" or not session.legacy_versions:
+            raise RpcError(
+                ErrorCode.INVALID_PARAMS,
+                f"{method}: modern requests must carry "
+                f"params._meta[{META_PROTOCOL_VERSION!r}]",
+            )
+        raise _invalid_request(f"{method}: send initialize first")
+
+    def _initialize(self, probe: _ParamsProbe, params: bytes | None) -> bytes:
+        session = self.session
+        if self.era == "modern" or not session.legacy_versions:
+            raise session.unsupported(probe.protocol_version)
+        if self._legacy is not None:
+            raise _invalid_request("initialize: the connection is already initialized")
+        version = session.negotiate(probe.protocol_version)
+        revision = session.revisions[version]
+        spec = revision.handlers.__mcp_methods__[INITIALIZE]
+        decoded = Dispatcher.decode_params(spec, params)
+        result = encode(session.initialize_result(version))
+        self.initialize_params = decoded
+        self.protocol_version = version
+        self.era = "legacy"
+        self._legacy = revision.dispatcher
+        return result
+
+    async def _modern(
+        self, version: str, method: str, params: bytes | None
+    ) -> bytes | None:
+        session = self.session
+        notification = _is_notification(method)
+        if self.era == "legacy":
+            if notification:
+                return None
+            raise _invalid_request(
+                f"{method}: this connection negotiated {self.protocol_version} "
+                "with initialize; modern requests are refused"
+            )
+        revision = session.revisions.get(version)
+        if revision is None or revision.legacy:
+            if notification:
+                return None
+            raise session.unsupported(version)
+        self.era = "modern"
+        self.protocol_version = version
+        if method == DISCOVER:
+            return session.discover_result(version)
+        result = await revision.dispatcher.dispatch(method, params)
+        return None if notification else session.stamp(result)

@@ -1,0 +1,1 @@
+"""Server programs and handlers of the `ServerSession` tests."""
