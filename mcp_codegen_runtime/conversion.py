@@ -18,7 +18,14 @@ from typing import TYPE_CHECKING, Any, Generic, TypeVar
 import msgspec
 
 from .errors import McpError
-from .wire import UnsetType, ValidationError, convert, marker_members, to_builtins
+from .wire import (
+    UnsetType,
+    ValidationError,
+    convert,
+    marker_members,
+    struct_fields,
+    to_builtins,
+)
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -157,7 +164,7 @@ class _Fitter:
         return self.validate(obj, tp)
 
     def struct(self, obj: dict[str, Any], tp: type[msgspec.Struct], path: str) -> Any:
-        fields = _fields(tp)
+        fields = struct_fields(tp)
         tag_field = tp.__struct_config__.tag_field
         listed = self.dropped.get(tp.__name__, frozenset())
         kept: dict[str, Any] = {}
@@ -236,13 +243,3 @@ class _Fitter:
 
     def dropped_item(self, path: str, what: str) -> Dropped:
         return Dropped(path=path, reason=f"{self.step}: {what}")
-
-
-def _fields(tp: type[msgspec.Struct]) -> dict[str, Any]:
-    hints = typing.get_type_hints(tp, include_extras=True)
-    return {
-        wire: hints[attr]
-        for attr, wire in zip(
-            tp.__struct_fields__, tp.__struct_encode_fields__, strict=True
-        )
-    }

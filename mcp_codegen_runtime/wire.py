@@ -422,18 +422,29 @@ def _union_reason(errors: list[str]) -> str:
     return " or ".join(dict.fromkeys(deeper or errors))
 
 
-class _StructPlan:
-    """What the slow path needs to know about one Struct type."""
+_field_types: dict[type[msgspec.Struct], dict[str, Any]] = {}
 
-    def __init__(self, struct: type[msgspec.Struct]) -> None:
+
+def struct_fields(struct: type[msgspec.Struct]) -> dict[str, Any]:
+    """The resolved type of each field of `struct`, by wire name (cached)."""
+    fields = _field_types.get(struct)
+    if fields is None:
         hints = typing.get_type_hints(struct, include_extras=True)
-        config = struct.__struct_config__
-        self.fields: dict[str, Any] = {
+        fields = _field_types[struct] = {
             wire: hints[attr]
             for attr, wire in zip(
                 struct.__struct_fields__, struct.__struct_encode_fields__, strict=True
             )
         }
+    return fields
+
+
+class _StructPlan:
+    """What the slow path needs to know about one Struct type."""
+
+    def __init__(self, struct: type[msgspec.Struct]) -> None:
+        config = struct.__struct_config__
+        self.fields = struct_fields(struct)
         self.tag_field = config.tag_field
         self.open = issubclass(struct, OpenStruct)
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import itertools
+import re
 import textwrap
 from importlib import resources
 from pathlib import Path
@@ -19,6 +20,7 @@ import jinja2
 from black.mode import Mode, TargetVersion
 
 from . import __version__, ir
+from .naming import method_constant, snake_case
 from .pytypes import Imports, join_union, references, render
 
 if TYPE_CHECKING:
@@ -103,26 +105,26 @@ def _escape_docstring(text: str) -> str:
     return "".join(out)
 
 
+def constant_of(method: ir.Method) -> str:
+    """The module constant naming `method` (`METHOD_TOOLS_CALL`)."""
+    return method_constant(method.name, notification=method.message == "notification")
+
+
+def _name_category(name: str) -> int:
+    """ruff's grouping of names: constants, then classes, then the rest."""
+    if name.isupper() and len(name) > 1:
+        return 0
+    return 1 if name[:1].isupper() else 2
+
+
 def isort_names(names: list[str]) -> list[str]:
-    """Order imported names as isort and ruff do: constants, classes, functions."""
-
-    def key(name: str) -> tuple[int, str, str]:
-        if name.isupper() and len(name) > 1:
-            return (0, name.lower(), name)
-        return (1 if name[:1].isupper() else 2, name.lower(), name)
-
-    return sorted(set(names), key=key)
+    """Order imported names as isort and ruff do (case-folded within a group)."""
+    return sorted(set(names), key=lambda n: (_name_category(n), n.lower(), n))
 
 
 def sort_all(names: list[str]) -> list[str]:
-    """Order `__all__` as ruff's RUF022 does: constants, classes, others."""
-
-    def key(name: str) -> tuple[int, str]:
-        if name.isupper() and len(name) > 1:
-            return (0, name)
-        return (1 if name[:1].isupper() else 2, name)
-
-    return sorted(set(names), key=key)
+    """Order `__all__` as ruff's RUF022 does (case-sensitive within a group)."""
+    return sorted(set(names), key=lambda n: (_name_category(n), n))
 
 
 def format_python(source: str) -> str:
@@ -286,14 +288,11 @@ def _alias_views(rev: ir.Revision, imports: Imports) -> list[dict[str, Any]]:
 
 def render_methods(rev: ir.Revision) -> str:
     """`methods.py`: method-name constants and the method table."""
-    from .naming import method_constant
 
     methods: list[dict[str, Any]] = [
         {
             "m": m,
-            "constant": method_constant(
-                m.name, notification=m.message == "notification"
-            ),
+            "constant": constant_of(m),
         }
         for m in rev.methods
     ]
@@ -316,12 +315,8 @@ def render_methods(rev: ir.Revision) -> str:
 
 def exports(rev: ir.Revision) -> dict[str, list[str]]:
     """The public names of each module of a revision's subpackage."""
-    from .naming import method_constant
 
-    methods = [
-        method_constant(m.name, notification=m.message == "notification")
-        for m in rev.methods
-    ]
+    methods = [constant_of(m) for m in rev.methods]
     methods += [c.name for c in rev.meta_keys + rev.error_codes] + ["METHODS"]
     return {
         "types": sorted([d.name for d in rev.decls] + ["PROTOCOL_VERSION"]),
@@ -366,16 +361,10 @@ CLIENT_ONLY_PARAMS = frozenset({"self", "params", "fields"})
 
 def render_dispatch(rev: ir.Revision) -> str:
     """`dispatch.py`: handler base classes and the typed client of one revision."""
-    from .naming import method_constant, snake_case
 
     imports = Imports(reserved={d.name for d in rev.decls})
     annotation_names: set[str] = set()
     runtime_names: set[str] = set()
-
-    def constant(method: ir.Method) -> str:
-        return method_constant(
-            method.name, notification=method.message == "notification"
-        )
 
     def handler_view(method: ir.Method) -> dict[str, Any]:
         if method.params_type:
@@ -387,7 +376,7 @@ def render_dispatch(rev: ir.Revision) -> str:
             "py_name": method.py_name,
             "params": method.params_type,
             "result": method.result_type or "None",
-            "constant": constant(method),
+            "constant": constant_of(method),
             "doc": f"`{method.name}`: {message.description}".strip(),
         }
 
@@ -439,7 +428,7 @@ def render_dispatch(rev: ir.Revision) -> str:
             annotation_names.update(
                 _names_in(k["annotation"]) & {d.name for d in rev.decls}
             )
-    constants = sorted({constant(m) for m in rev.methods})
+    constants = sorted({constant_of(m) for m in rev.methods})
     return _template(
         "dispatch.py.jinja",
         h=header(rev),
@@ -479,8 +468,6 @@ def _keyword_view(field: ir.Field, imports: Imports) -> dict[str, Any]:
 
 
 def _names_in(annotation: str) -> set[str]:
-    import re
-
     return set(re.findall(r"[A-Za-z_][A-Za-z0-9_]*", annotation))
 
 
