@@ -20,6 +20,7 @@ import jinja2
 from black.mode import Mode, TargetVersion
 
 from . import __version__, ir
+from .errors import UnsupportedSchemaError
 from .naming import method_constant, snake_case
 from .pytypes import Imports, join_union, references, render
 
@@ -398,7 +399,18 @@ def render_dispatch(rev: ir.Revision) -> str:
             {f.py_name for f in params.fields} & CLIENT_ONLY_PARAMS
         ):
             runtime_names.add(params.name)
-            view["kwargs"] = [_keyword_view(f, imports) for f in _sorted_fields(params)]
+            fields = _sorted_fields(params)
+            kwargs = [_keyword_view(f, imports) for f in fields]
+            for field, keyword in zip(fields, kwargs, strict=True):
+                envelope = field.wire_name == "_meta" and field.required
+                if envelope and rev.era == "modern":
+                    # The request envelope: optional here, filled by request_meta().
+                    keyword.update(
+                        annotation=join_union([keyword["annotation"], "None"]),
+                        default="None",
+                    )
+                    view["fill_meta"] = keyword["name"]
+            view["kwargs"] = sorted(kwargs, key=lambda k: k["default"] is not None)
         return view
 
     def handlers_of(directions: tuple[str, ...]) -> list[dict[str, Any]]:
@@ -429,8 +441,13 @@ def render_dispatch(rev: ir.Revision) -> str:
                 _names_in(k["annotation"]) & {d.name for d in rev.decls}
             )
     constants = sorted({constant_of(m) for m in rev.methods})
+    request_meta = None
+    if any(c.get("fill_meta") for c in client_calls):
+        request_meta = _request_meta_view(rev)
+        runtime_names.update(request_meta["names"])
     return _template(
         "dispatch.py.jinja",
+        request_meta=request_meta,
         h=header(rev),
         imports=imports,
         server=server,
@@ -446,6 +463,39 @@ def render_dispatch(rev: ir.Revision) -> str:
             for k in c["kwargs"] or ()
         ),
     )
+
+
+REQUEST_META = "RequestMetaObject"
+"""The modern request envelope type (`params._meta` of every 2026 request)."""
+
+
+def _request_meta_view(rev: ir.Revision) -> dict[str, Any]:
+    """How `request_meta()` builds the smallest valid envelope of a revision:
+    its protocol version and empty structs for the other required fields."""
+    decl = rev.decl(REQUEST_META)
+    if not isinstance(decl, ir.StructDecl):
+        raise UnsupportedSchemaError(
+            f"{REQUEST_META} is not an object", revision=rev.name
+        )
+    arguments: list[tuple[str, str]] = []
+    names = {REQUEST_META}
+    for field in (f for f in decl.fields if f.required):
+        if field.wire_name.endswith("/protocolVersion"):
+            arguments.append((field.py_name, "PROTOCOL_VERSION"))
+            names.add("PROTOCOL_VERSION")
+            continue
+        target = rev.decl(field.type.name) if isinstance(field.type, ir.Ref) else None
+        if not isinstance(target, ir.StructDecl) or any(
+            f.required for f in target.fields
+        ):
+            raise UnsupportedSchemaError(
+                f"cannot build a default for required envelope field {field.wire_name}",
+                revision=rev.name,
+                pointer=decl.pointer,
+            )
+        arguments.append((field.py_name, f"{target.name}()"))
+        names.add(target.name)
+    return {"type": REQUEST_META, "arguments": arguments, "names": names}
 
 
 def _sorted_fields(decl: ir.StructDecl) -> list[ir.Field]:

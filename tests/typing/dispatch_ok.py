@@ -34,6 +34,9 @@ async def client_calls(sender: RequestSender) -> None:
         ),
         modern.CallToolResultResponseResult,
     )
+    assert_type(
+        await modern_client.call_tool(name="echo"), modern.CallToolResultResponseResult
+    )
 
 
 async def handler_types(

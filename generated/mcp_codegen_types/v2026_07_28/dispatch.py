@@ -43,9 +43,11 @@ from .methods import (
     NOTIFICATION_TOOLS_LIST_CHANGED,
 )
 from .types import (
+    PROTOCOL_VERSION,
     CallToolRequestParams,
     CallToolResultResponseResult,
     CancelledNotificationParams,
+    ClientCapabilities,
     CompleteRequestParams,
     CompleteResult,
     DiscoverResult,
@@ -58,6 +60,7 @@ from .types import (
     PaginatedRequestParams,
     ReadResourceRequestParams,
     ReadResourceResultResponseResult,
+    RequestMetaObject,
     RequestParams,
     SubscriptionsListenRequestParams,
     SubscriptionsListenResult,
@@ -82,13 +85,23 @@ if TYPE_CHECKING:
         NotificationParams,
         ProgressNotificationParams,
         RequestId,
-        RequestMetaObject,
         ResourceUpdatedNotificationParams,
         SubscriptionFilter,
         SubscriptionsAcknowledgedNotificationParams,
     )
 
-__all__ = ["Client", "ClientHandlers", "ServerHandlers"]
+__all__ = ["Client", "ClientHandlers", "ServerHandlers", "request_meta"]
+
+
+def request_meta() -> RequestMetaObject:
+    """The smallest valid request `_meta` of 2026-07-28: its protocol version and no
+    client capabilities. `Client` sends it when a call names no `meta`; a session
+    replaces it with its own envelope.
+    """
+    return RequestMetaObject(
+        client_capabilities=ClientCapabilities(),
+        protocol_version=PROTOCOL_VERSION,
+    )
 
 
 class ServerHandlers(Handlers):
@@ -353,8 +366,8 @@ class Client:
         /,
         *,
         argument: CompleteRequestParamsArgument,
-        meta: RequestMetaObject,
         ref: CompleteRequestParamsRef,
+        meta: RequestMetaObject | None = None,
         context: CompleteRequestParamsContext | UnsetType = UNSET,
     ) -> CompleteResult: ...
 
@@ -365,6 +378,8 @@ class Client:
         completion options.
         """
         if params is None:
+            if fields.get("meta") is None:
+                fields["meta"] = request_meta()
             params = CompleteRequestParams(**fields)
         result: CompleteResult = await self.sender.request(
             METHOD_COMPLETION_COMPLETE, params, CompleteResult
@@ -419,8 +434,8 @@ class Client:
         self,
         /,
         *,
-        meta: RequestMetaObject,
         name: str,
+        meta: RequestMetaObject | None = None,
         arguments: dict[str, str] | UnsetType = UNSET,
         input_responses: InputResponses | UnsetType = UNSET,
         request_state: str | UnsetType = UNSET,
@@ -431,6 +446,8 @@ class Client:
     ) -> GetPromptResultResponseResult:
         """`prompts/get`: Used by the client to get a prompt provided by the server."""
         if params is None:
+            if fields.get("meta") is None:
+                fields["meta"] = request_meta()
             params = GetPromptRequestParams(**fields)
         result: GetPromptResultResponseResult = await self.sender.request(
             METHOD_PROMPTS_GET, params, GetPromptResultResponseResult
@@ -444,7 +461,11 @@ class Client:
 
     @overload
     async def list_prompts(
-        self, /, *, meta: RequestMetaObject, cursor: str | UnsetType = UNSET
+        self,
+        /,
+        *,
+        meta: RequestMetaObject | None = None,
+        cursor: str | UnsetType = UNSET,
     ) -> ListPromptsResult: ...
 
     async def list_prompts(
@@ -454,6 +475,8 @@ class Client:
         prompt templates the server has.
         """
         if params is None:
+            if fields.get("meta") is None:
+                fields["meta"] = request_meta()
             params = PaginatedRequestParams(**fields)
         result: ListPromptsResult = await self.sender.request(
             METHOD_PROMPTS_LIST, params, ListPromptsResult
@@ -467,7 +490,11 @@ class Client:
 
     @overload
     async def list_resources(
-        self, /, *, meta: RequestMetaObject, cursor: str | UnsetType = UNSET
+        self,
+        /,
+        *,
+        meta: RequestMetaObject | None = None,
+        cursor: str | UnsetType = UNSET,
     ) -> ListResourcesResult: ...
 
     async def list_resources(
@@ -477,6 +504,8 @@ class Client:
         server has.
         """
         if params is None:
+            if fields.get("meta") is None:
+                fields["meta"] = request_meta()
             params = PaginatedRequestParams(**fields)
         result: ListResourcesResult = await self.sender.request(
             METHOD_RESOURCES_LIST, params, ListResourcesResult
@@ -493,8 +522,8 @@ class Client:
         self,
         /,
         *,
-        meta: RequestMetaObject,
         uri: str,
+        meta: RequestMetaObject | None = None,
         input_responses: InputResponses | UnsetType = UNSET,
         request_state: str | UnsetType = UNSET,
     ) -> ReadResourceResultResponseResult: ...
@@ -506,6 +535,8 @@ class Client:
         resource URI.
         """
         if params is None:
+            if fields.get("meta") is None:
+                fields["meta"] = request_meta()
             params = ReadResourceRequestParams(**fields)
         result: ReadResourceResultResponseResult = await self.sender.request(
             METHOD_RESOURCES_READ, params, ReadResourceResultResponseResult
@@ -519,7 +550,11 @@ class Client:
 
     @overload
     async def list_resource_templates(
-        self, /, *, meta: RequestMetaObject, cursor: str | UnsetType = UNSET
+        self,
+        /,
+        *,
+        meta: RequestMetaObject | None = None,
+        cursor: str | UnsetType = UNSET,
     ) -> ListResourceTemplatesResult: ...
 
     async def list_resource_templates(
@@ -529,6 +564,8 @@ class Client:
         resource templates the server has.
         """
         if params is None:
+            if fields.get("meta") is None:
+                fields["meta"] = request_meta()
             params = PaginatedRequestParams(**fields)
         result: ListResourceTemplatesResult = await self.sender.request(
             METHOD_RESOURCES_TEMPLATES_LIST, params, ListResourceTemplatesResult
@@ -539,7 +576,9 @@ class Client:
     async def discover(self, params: RequestParams, /) -> DiscoverResult: ...
 
     @overload
-    async def discover(self, /, *, meta: RequestMetaObject) -> DiscoverResult: ...
+    async def discover(
+        self, /, *, meta: RequestMetaObject | None = None
+    ) -> DiscoverResult: ...
 
     async def discover(
         self, params: RequestParams | None = None, /, **fields: Any
@@ -551,6 +590,8 @@ class Client:
         to — version negotiation can also happen inline via per-request `_meta`.
         """
         if params is None:
+            if fields.get("meta") is None:
+                fields["meta"] = request_meta()
             params = RequestParams(**fields)
         result: DiscoverResult = await self.sender.request(
             METHOD_SERVER_DISCOVER, params, DiscoverResult
@@ -564,7 +605,11 @@ class Client:
 
     @overload
     async def subscriptions_listen(
-        self, /, *, meta: RequestMetaObject, notifications: SubscriptionFilter
+        self,
+        /,
+        *,
+        notifications: SubscriptionFilter,
+        meta: RequestMetaObject | None = None,
     ) -> SubscriptionsListenResult: ...
 
     async def subscriptions_listen(
@@ -576,6 +621,8 @@ class Client:
         endpoint and ensures consistent behavior between HTTP and STDIO.
         """
         if params is None:
+            if fields.get("meta") is None:
+                fields["meta"] = request_meta()
             params = SubscriptionsListenRequestParams(**fields)
         result: SubscriptionsListenResult = await self.sender.request(
             METHOD_SUBSCRIPTIONS_LISTEN, params, SubscriptionsListenResult
@@ -592,8 +639,8 @@ class Client:
         self,
         /,
         *,
-        meta: RequestMetaObject,
         name: str,
+        meta: RequestMetaObject | None = None,
         arguments: dict[str, Any] | UnsetType = UNSET,
         input_responses: InputResponses | UnsetType = UNSET,
         request_state: str | UnsetType = UNSET,
@@ -604,6 +651,8 @@ class Client:
     ) -> CallToolResultResponseResult:
         """`tools/call`: Used by the client to invoke a tool provided by the server."""
         if params is None:
+            if fields.get("meta") is None:
+                fields["meta"] = request_meta()
             params = CallToolRequestParams(**fields)
         result: CallToolResultResponseResult = await self.sender.request(
             METHOD_TOOLS_CALL, params, CallToolResultResponseResult
@@ -617,7 +666,11 @@ class Client:
 
     @overload
     async def list_tools(
-        self, /, *, meta: RequestMetaObject, cursor: str | UnsetType = UNSET
+        self,
+        /,
+        *,
+        meta: RequestMetaObject | None = None,
+        cursor: str | UnsetType = UNSET,
     ) -> ListToolsResult: ...
 
     async def list_tools(
@@ -627,6 +680,8 @@ class Client:
         has.
         """
         if params is None:
+            if fields.get("meta") is None:
+                fields["meta"] = request_meta()
             params = PaginatedRequestParams(**fields)
         result: ListToolsResult = await self.sender.request(
             METHOD_TOOLS_LIST, params, ListToolsResult

@@ -15,7 +15,7 @@ from mcp_codegen_runtime.errors import (
     MethodNotFoundError,
 )
 from mcp_codegen_runtime.wire import UNSET, decode, encode
-from mcp_codegen_types import v2025_11_25 as rev
+from mcp_codegen_types import v2025_11_25 as rev, v2026_07_28 as modern
 
 
 class EchoServer(rev.ServerHandlers):
@@ -161,3 +161,18 @@ def test_client_method_names_are_derived_mechanically() -> None:
         "subscribe",
         "notify_initialized",
     } <= names
+
+
+def test_modern_client_fills_the_request_envelope_when_no_meta_is_given() -> None:
+    sender = RecordingSender(b'{"content":[]}')
+    run(modern.Client(sender).call_tool(name="echo"))
+    sender.answer = b'{"tools":[],"cacheScope":"public","ttlMs":0}'
+    run(modern.Client(sender).list_tools(meta=modern.dispatch.request_meta()))
+    envelope = {
+        "io.modelcontextprotocol/clientCapabilities": {},
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+    }
+    assert sender.sent == [
+        ("tools/call", {"_meta": envelope, "name": "echo"}),
+        ("tools/list", {"_meta": envelope}),
+    ]
