@@ -23,6 +23,7 @@ from .wire import (
     ValidationError,
     convert,
     marker_members,
+    required_fields,
     struct_fields,
     to_builtins,
 )
@@ -31,7 +32,7 @@ if TYPE_CHECKING:
     from collections.abc import Mapping
     from types import ModuleType
 
-__all__ = ["ConversionError", "Converted", "Dropped", "convert_across"]
+__all__ = ["ConversionError", "Converted", "Dropped", "convert_across", "fit"]
 
 T = TypeVar("T")
 
@@ -63,8 +64,12 @@ def convert_across(
     versions: tuple[str, ...],
     modules: Mapping[str, str],
     dropped: Mapping[tuple[str, str], Mapping[str, frozenset[str]]],
+    fill: Mapping[str, Any] | None = None,
 ) -> Converted[Any]:
     """Convert a generated value to the type of the same name in `target`.
+
+    `fill` maps wire names to values for properties a target struct requires
+    and the value lacks.
 
     Raises:
         ConversionError: the target has no type of that name, or the value
@@ -84,8 +89,34 @@ def convert_across(
             dropped.get((here, there), {}),
             f"{here} -> {there}",
             report,
+            fill or {},
         )
     return Converted(value=value, dropped=tuple(report))
+
+
+def fit(
+    value: Any,
+    target_type: Any,
+    *,
+    label: str,
+    fill: Mapping[str, Any] | None = None,
+) -> Converted[Any]:
+    """Fit a value (generated types or builtins) to `target_type` in one step.
+
+    Unlike `convert_across`, which walks every revision in between, this goes
+    straight to the target, so a property both ends define survives even when
+    a revision in between lacks it. `label` names the step in drop reasons.
+
+    Raises:
+        ConversionError: the value lacks something the target requires.
+    """
+    fitter = _Fitter({}, label, fill)
+    try:
+        result = fitter.fit(to_builtins(value), target_type, "$")
+    except _DoesNotFit as exc:
+        name = getattr(target_type, "__name__", repr(target_type))
+        raise ConversionError(f"{label}: {name} cannot be expressed: {exc}") from None
+    return Converted(value=result, dropped=tuple(fitter.report))
 
 
 def _revision_of(value: Any, modules: Mapping[str, str]) -> str:
@@ -106,12 +137,13 @@ def _step(
     dropped: Mapping[str, frozenset[str]],
     step: str,
     report: list[Dropped],
+    fill: Mapping[str, Any],
 ) -> Any:
     name = type(value).__name__
     target_type = getattr(target, name, None)
     if target_type is None:
         raise ConversionError(f"{step}: the target revision has no {name}")
-    fitter = _Fitter(dropped, step)
+    fitter = _Fitter(dropped, step, fill)
     try:
         result = fitter.fit(to_builtins(value), target_type, "$")
     except _DoesNotFit as exc:
@@ -132,9 +164,15 @@ class _Fitter:
     is reported; the reason cites the generated table when it lists the property.
     """
 
-    def __init__(self, dropped: Mapping[str, frozenset[str]], step: str) -> None:
+    def __init__(
+        self,
+        dropped: Mapping[str, frozenset[str]],
+        step: str,
+        fill: Mapping[str, Any] | None = None,
+    ) -> None:
         self.dropped = dropped
         self.step = step
+        self.fill = fill or {}
         self.report: list[Dropped] = []
 
     def fit(self, obj: Any, tp: Any, path: str) -> Any:
@@ -181,6 +219,8 @@ class _Fitter:
                         f"{path}.{key}", f"{tp.__name__} has no `{key}`{table}"
                     )
                 )
+        for key in sorted((required_fields(tp) - kept.keys()) & self.fill.keys()):
+            kept[key] = self.fit(self.fill[key], fields[key], f"{path}.{key}")
         result = self.validate(kept, tp)
         self.report.extend(dropped)
         return result

@@ -9,6 +9,8 @@ the result.
 
 from __future__ import annotations
 
+import importlib
+import typing
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
 import msgspec
@@ -18,10 +20,18 @@ from .wire import decode, encode
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable, Iterable, Mapping
+    from types import ModuleType
 
     from .spec import Direction, MethodSpec
 
-__all__ = ["Dispatcher", "Handlers", "RequestSender", "implemented_methods"]
+__all__ = [
+    "Dispatcher",
+    "Handlers",
+    "RequestSender",
+    "generated_base",
+    "implemented_methods",
+    "revision_of",
+]
 
 
 class Handlers:
@@ -33,7 +43,7 @@ class Handlers:
 
 def implemented_methods(handlers: Handlers) -> frozenset[str]:
     """Names of the methods `handlers` overrides (what a peer may call)."""
-    base = _generated_base(type(handlers))
+    base = generated_base(type(handlers))
     found: set[str] = set()
     for name, spec in handlers.__mcp_methods__.items():
         if spec.direction not in handlers.__mcp_directions__:
@@ -43,11 +53,30 @@ def implemented_methods(handlers: Handlers) -> frozenset[str]:
     return frozenset(found)
 
 
-def _generated_base(cls: type[Handlers]) -> type[Handlers]:
+def generated_base(cls: type[Any]) -> type[Handlers]:
+    """The generated `ServerHandlers`/`ClientHandlers` class `cls` derives from.
+
+    Raises:
+        TypeError: `cls` derives from no generated handler class.
+    """
     for klass in cls.__mro__:
         if "__mcp_methods__" in vars(klass):
-            return klass
+            return typing.cast("type[Handlers]", klass)
     raise TypeError(f"{cls.__name__} does not derive from a generated handler class")
+
+
+def revision_of(handlers: Handlers) -> tuple[str, ModuleType]:
+    """The protocol version and generated package of `handlers`.
+
+    Raises:
+        TypeError: not handlers of a generated revision package.
+    """
+    base = generated_base(type(handlers))
+    package = importlib.import_module(base.__module__.rsplit(".", 1)[0])
+    version = getattr(package, "PROTOCOL_VERSION", None)
+    if not isinstance(version, str):
+        raise TypeError(f"{package.__name__} has no PROTOCOL_VERSION")
+    return version, package
 
 
 class Dispatcher:

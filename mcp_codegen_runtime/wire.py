@@ -16,6 +16,7 @@ first. Recursive aliases (`JSONValue`) are declared with `recursive_alias`.
 
 from __future__ import annotations
 
+import functools
 import re
 import sys
 import types
@@ -437,6 +438,14 @@ def struct_fields(struct: type[msgspec.Struct]) -> dict[str, Any]:
             )
         }
     return fields
+
+
+@functools.cache
+def required_fields(struct: type[msgspec.Struct]) -> frozenset[str]:
+    """The wire names of the fields `struct` requires (cached)."""
+    return frozenset(
+        field.encode_name for field in msgspec.structs.fields(struct) if field.required
+    )
 
 
 class _StructPlan:

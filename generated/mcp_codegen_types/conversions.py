@@ -612,13 +612,23 @@ DROPPED: Final[Mapping[tuple[str, str], Mapping[str, frozenset[str]]]] = {
 """Per adjacent step (source, target): each type's properties the target lacks."""
 
 
-def convert(value: Any, target: str) -> Converted[Any]:
+def convert(
+    value: Any, target: str, *, fill: Mapping[str, Any] | None = None
+) -> Converted[Any]:
     """Convert `value` to the type of the same name in revision `target`.
+
+    `fill` gives values, by wire name, for properties the target requires and
+    the value lacks (a 2026 request's `_meta`, a 2026 result's `ttlMs`).
 
     Raises:
         mcp_codegen_runtime.conversion.ConversionError: the target has no such type, or
             the value lacks something the target requires.
     """
     return convert_across(
-        value, target, versions=KNOWN_VERSIONS, modules=MODULES, dropped=DROPPED
+        value,
+        target,
+        versions=KNOWN_VERSIONS,
+        modules=MODULES,
+        dropped=DROPPED,
+        fill=fill,
     )

@@ -182,3 +182,32 @@ def test_generated_table_lists_only_properties_the_target_lacks() -> None:
             }
             assert not wires & set(getattr(dst, name).__struct_encode_fields__)
     assert DROPPED[("2025-03-26", "2024-11-05")]["Tool"] == frozenset({"annotations"})
+
+
+def test_fill_supplies_what_a_newer_revision_requires() -> None:
+    legacy = importlib.import_module(MODULES["2025-11-25"])
+    params = legacy.CallToolRequestParams(name="echo")
+    with pytest.raises(ConversionError, match="_meta"):
+        convert(params, "2026-07-28")
+    envelope = {
+        "io.modelcontextprotocol/protocolVersion": "2025-11-25",
+        "io.modelcontextprotocol/clientCapabilities": {},
+    }
+    converted = convert(params, "2026-07-28", fill={"_meta": envelope})
+    assert json.loads(encode(converted.value)) == {"_meta": envelope, "name": "echo"}
+    result = legacy.ListToolsResult(tools=[])
+    filled = convert(result, "2026-07-28", fill={"cacheScope": "private", "ttlMs": 0})
+    assert (filled.value.cache_scope, filled.value.ttl_ms) == ("private", 0)
+
+
+def test_fit_goes_straight_to_the_target_type() -> None:
+    from mcp_codegen_runtime.conversion import fit
+
+    modern = importlib.import_module(MODULES["2026-07-28"])
+    oldest = importlib.import_module(MODULES["2024-11-05"])
+    value = modern.CallToolResult(
+        content=[modern.TextContent(text="x")], structured_content={"a": 1}
+    )
+    fitted = fit(value, oldest.CallToolResult, label="test")
+    assert isinstance(fitted.value, oldest.CallToolResult)
+    assert {d.path for d in fitted.dropped} == {"$.structuredContent", "$.resultType"}
