@@ -2,6 +2,8 @@
 
     McpError
     ├── ProtocolError      a peer broke the protocol (bad envelope, wrong version...)
+    │   └── NegotiationError  no protocol version both sides speak
+    ├── CapabilityError    the peer did not declare the capability a request needs
     ├── TransportError     the connection failed or closed
     │   └── MessageTooLargeError  one message over the transport's limit (skipped)
     ├── RequestTimeoutError  no response in time (also a TimeoutError)
@@ -19,11 +21,13 @@ from enum import IntEnum
 from typing import Any
 
 __all__ = [
+    "CapabilityError",
     "ErrorCode",
     "InvalidParamsError",
     "McpError",
     "MessageTooLargeError",
     "MethodNotFoundError",
+    "NegotiationError",
     "ProtocolError",
     "RequestTimeoutError",
     "RpcError",
@@ -47,6 +51,27 @@ class McpError(Exception):
 
 class ProtocolError(McpError):
     """A peer sent something the protocol does not allow."""
+
+
+class NegotiationError(ProtocolError):
+    """The peers share no protocol version (or the peer answered one not offered)."""
+
+
+class CapabilityError(McpError):
+    """A request needs a capability the peer did not declare, so it was not sent.
+
+    Attributes:
+        method: the request's method.
+        capability: the capability it needs (`tools`, `sampling`...).
+    """
+
+    def __init__(self, method: str, capability: str, peer: str) -> None:
+        super().__init__(
+            f"{method} needs the {peer} capability {capability!r}, "
+            f"which the {peer} did not declare"
+        )
+        self.method = method
+        self.capability = capability
 
 
 class TransportError(McpError):

@@ -112,7 +112,8 @@ class RequestContext:
         self.method = method
         self.progress_token = progress_token
         """The `_meta.progressToken` of the request's params, if it had one."""
-        self._connection = connection
+        self.connection = connection
+        """The connection the request came in on (to send requests back)."""
         self._progress: float | None = None
 
     async def report_progress(
@@ -142,7 +143,7 @@ class RequestContext:
             params["total"] = total
         if message is not None:
             params["message"] = message
-        await self._connection.notify(PROGRESS, params)
+        await self.connection.notify(PROGRESS, params)
 
 
 _current: contextvars.ContextVar[RequestContext] = contextvars.ContextVar(

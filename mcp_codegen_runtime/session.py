@@ -40,28 +40,54 @@ Decisions worth knowing:
 - Versions are listed oldest first (`"draft"` after every dated revision).
 - The discover result says `cacheScope: "public"` (it holds no user data) and
   `ttlMs: discover_ttl_ms` (0 unless told: clients re-fetch whenever needed).
-- Batches (2025-03-26) are not switched on: the session cannot reach the
-  connection's `allow_batches`.
+- JSON-RPC batches are accepted on connections that negotiated 2025-03-26,
+  the one revision that defines them, and refused (-32600) on every other.
+- `versions=` serves revisions the handlers were not written for: each is
+  served by the handler of the nearest revision (same era first), with params
+  and results converted (see `adapt`). A legacy request served by a modern
+  handler gets a `_meta` envelope built from the handshake.
+- A handler asks the client for input with `client_requests.request_client`,
+  one call for both eras: a request over the connection (legacy), or an
+  `InputRequiredResult` round with a sealed `requestState` (modern).
 """
 
 from __future__ import annotations
 
-import importlib
 import typing
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
 import msgspec
 
-from .dispatch import Dispatcher, Handlers, implemented_methods
+from .adapt import adapt, conversion_fill, nearest, package_of_version
+from .client_requests import (
+    ClientExchange,
+    InputRequired,
+    input_required_result,
+    open_answers,
+    reset_exchange,
+    seal_answers,
+    set_exchange,
+)
+from .dispatch import (
+    Dispatcher,
+    Handlers,
+    generated_base,
+    implemented_methods,
+    revision_of,
+)
 from .errors import ErrorCode, MethodNotFoundError, RpcError
-from .wire import UNSET, convert, encode
+from .jsonrpc import current_request
+from .request_state import RequestStateSealer, request_binding
+from .wire import UNSET, convert, encode, marker_members, to_builtins
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
     from types import ModuleType
 
 __all__ = [
+    "META_CLIENT_CAPABILITIES",
+    "META_CLIENT_INFO",
     "META_PROTOCOL_VERSION",
     "META_SERVER_INFO",
     "UNSUPPORTED_PROTOCOL_VERSION",
@@ -74,6 +100,10 @@ __all__ = [
 
 META_PROTOCOL_VERSION = "io.modelcontextprotocol/protocolVersion"
 """The `params._meta` key naming a modern request's protocol version."""
+META_CLIENT_CAPABILITIES = "io.modelcontextprotocol/clientCapabilities"
+"""The `params._meta` key holding a modern request's client capabilities."""
+META_CLIENT_INFO = "io.modelcontextprotocol/clientInfo"
+"""The `params._meta` key naming the client of a modern request."""
 META_SERVER_INFO = "io.modelcontextprotocol/serverInfo"
 """The `result._meta` key naming the server in modern results."""
 UNSUPPORTED_PROTOCOL_VERSION = -32022
@@ -83,6 +113,8 @@ INITIALIZE = "initialize"
 INITIALIZED = "notifications/initialized"
 DISCOVER = "server/discover"
 PING = "ping"
+BATCH_VERSIONS = frozenset({"2025-03-26"})
+"""The revisions that define JSON-RPC batches."""
 
 Era = Literal["legacy", "modern"]
 
@@ -90,6 +122,11 @@ Era = Literal["legacy", "modern"]
 def version_order(version: str) -> tuple[bool, str]:
     """Sort key of protocol versions: dated ones by date, then `draft`."""
     return (version == "draft", version)
+
+
+def is_legacy(package: ModuleType) -> bool:
+    """Whether a generated revision package uses the `initialize` handshake."""
+    return INITIALIZE in package.METHODS
 
 
 @dataclass(frozen=True)
@@ -100,34 +137,58 @@ class Revision:
     handlers: Handlers
     package: ModuleType
     dispatcher: Dispatcher
+    written_for: ModuleType
+    """The package the handler was written against (`package` unless adapted)."""
 
     @property
     def legacy(self) -> bool:
         """Whether the revision uses the `initialize` handshake."""
-        return INITIALIZE in self.handlers.__mcp_methods__
+        return is_legacy(self.package)
+
+    @property
+    def needs_envelope(self) -> bool:
+        """Whether its requests need a modern `_meta` envelope made up for them
+        (a legacy revision served by a modern handler)."""
+        return self.legacy and not is_legacy(self.written_for)
 
     @classmethod
-    def of(cls, handlers: Handlers) -> Revision:
-        """The revision of a generated `ServerHandlers` instance.
+    def of(cls, handlers: Handlers, package: ModuleType | None = None) -> Revision:
+        """The revision of generated `ServerHandlers`, or, given `package`,
+        those handlers adapted to serve that package's revision.
 
         Raises:
             TypeError: not server handlers of a generated revision package.
         """
-        base = _generated_base(type(handlers))
+        base = generated_base(type(handlers))
         if "client_to_server" not in getattr(base, "__mcp_directions__", ()):
             raise TypeError(f"{type(handlers).__name__} does not serve a server")
-        package = importlib.import_module(base.__module__.rsplit(".", 1)[0])
-        version = getattr(package, "PROTOCOL_VERSION", None)
-        if not isinstance(version, str):
-            raise TypeError(f"{package.__name__} has no PROTOCOL_VERSION")
-        return cls(version, handlers, package, Dispatcher(handlers))
+        _, own = revision_of(handlers)
+        target = package or own
+        served = adapt(handlers, target)
+        version: str = target.PROTOCOL_VERSION
+        return cls(version, served, target, Dispatcher(served), own)
 
 
-def _generated_base(cls: type[Any]) -> type[Any]:
-    for klass in cls.__mro__:
-        if "__mcp_methods__" in vars(klass):
-            return klass
-    raise TypeError(f"{cls.__name__} does not derive from a generated handler class")
+def _revisions(
+    handlers: Sequence[Handlers], versions: Sequence[str] | None
+) -> dict[str, Revision]:
+    """Each version to serve, by its own handler or the nearest one's."""
+    own: dict[str, Revision] = {}
+    for handler in handlers:
+        revision = Revision.of(handler)
+        if revision.version in own:
+            raise ValueError(f"two handlers for revision {revision.version}")
+        own[revision.version] = revision
+    if versions is None:
+        return own
+    like = next(iter(own.values())).package
+    chosen: dict[str, Revision] = {}
+    for version in versions:
+        package = package_of_version(like, version)
+        chosen[version] = own.get(version) or Revision.of(
+            nearest(package, handlers), package
+        )
+    return chosen
 
 
 def derive_capabilities(revision: Revision) -> Any:
@@ -168,14 +229,24 @@ def derive_capabilities(revision: Revision) -> Any:
 class _ParamsProbe(msgspec.Struct):
     meta: dict[str, Any] | None = msgspec.field(default=None, name="_meta")
     protocol_version: Any = msgspec.field(default=None, name="protocolVersion")
+    request_state: Any = msgspec.field(default=None, name="requestState")
+    input_responses: dict[str, Any] | None = msgspec.field(
+        default=None, name="inputResponses"
+    )
+
+
+class _ResultProbe(msgspec.Struct):
+    meta: Any = msgspec.field(default=None, name="_meta")
+    result_type: Any = msgspec.field(default=None, name="resultType")
 
 
 _probe_decoder = msgspec.json.Decoder(_ParamsProbe)
+_result_probe_decoder = msgspec.json.Decoder(_ResultProbe)
 _result_decoder = msgspec.json.Decoder(dict[str, Any])
 
 
 def _probe(params: bytes | None) -> _ParamsProbe:
-    """The `_meta` and `protocolVersion` members of params, None when absent."""
+    """The envelope members of params, None when absent."""
     if not params:
         return _ParamsProbe()
     try:
@@ -191,18 +262,33 @@ def _modern_version(probe: _ParamsProbe) -> str | None:
     return version if isinstance(version, str) else None
 
 
+def _admits_input_required(package: ModuleType, method: str) -> bool:
+    """Whether `method`'s result may be an `InputRequiredResult`."""
+    spec = package.METHODS.get(method)
+    marker = getattr(package, "InputRequiredResult", None)
+    if spec is None or marker is None:
+        return False
+    members = marker_members(spec.result) or typing.get_args(spec.result)
+    return marker in members
+
+
 class ServerSession:
     """Serves every revision it has a handler for; see the module docstring.
 
     Args:
-        handlers: one generated `ServerHandlers` instance per revision to serve
-            (restrict the revisions by passing fewer).
+        handlers: one generated `ServerHandlers` instance per revision written.
         name, version: the server's `Implementation`.
+        versions: the protocol versions to serve (default: the handlers'
+            own). Versions without their own handler are served by the nearest
+            one through conversion.
         instructions: sent in the initialize and discover results.
         discover_ttl_ms: `ttlMs` of the discover result.
+        state_key: 32-byte key sealing `requestState` (random when None; share
+            one between instances behind a load balancer).
 
     Raises:
-        ValueError: no handlers, or two for the same revision.
+        ValueError: no handlers, two for the same revision, or an unknown
+            version.
         TypeError: an object that is not generated server handlers.
     """
 
@@ -212,22 +298,20 @@ class ServerSession:
         *,
         name: str,
         version: str,
+        versions: Sequence[str] | None = None,
         instructions: str | None = None,
         discover_ttl_ms: int = 0,
+        state_key: bytes | None = None,
     ) -> None:
         if not handlers:
             raise ValueError("a session needs at least one revision's handlers")
-        revisions: dict[str, Revision] = {}
-        for handler in handlers:
-            revision = Revision.of(handler)
-            if revision.version in revisions:
-                raise ValueError(f"two handlers for revision {revision.version}")
-            revisions[revision.version] = revision
+        revisions = _revisions(handlers, versions)
         order = sorted(revisions, key=version_order)
         self.name = name
         self.version = version
         self.instructions = instructions
         self.discover_ttl_ms = discover_ttl_ms
+        self.sealer = RequestStateSealer(state_key)
         self.revisions: Mapping[str, Revision] = {v: revisions[v] for v in order}
         self.legacy_versions: tuple[str, ...] = tuple(
             v for v in order if revisions[v].legacy
@@ -245,6 +329,9 @@ class ServerSession:
         self._discover = {
             v: encode(self._discover_result(revisions[v])) for v in self.modern_versions
         }
+        self._stamp_meta = msgspec.json.encode(
+            {META_SERVER_INFO: {"name": name, "version": version}}
+        )
 
     def capabilities(self, version: str) -> Any:
         """The `ServerCapabilities` advertised at `version`."""
@@ -292,7 +379,14 @@ class ServerSession:
 
     def stamp(self, result: bytes | None) -> bytes:
         """A modern result with `resultType` and `_meta` serverInfo added."""
-        obj = _result_decoder.decode(result or b"{}")
+        result = (result or b"{}").strip()
+        probe = _result_probe_decoder.decode(result)
+        if probe.meta is None and probe.result_type is None:
+            # The common case: splice both members in, no second decode.
+            head = b'{"resultType":"complete","_meta":' + self._stamp_meta
+            rest = result[1:].lstrip()
+            return head + (b"}" if rest == b"}" else b"," + rest)
+        obj = _result_decoder.decode(result)
         obj.setdefault("resultType", "complete")
         meta = obj.get("_meta")
         if not isinstance(meta, dict):
@@ -335,20 +429,22 @@ class ServerConnection:
         self.era: Era | None = None
         self.protocol_version: str | None = None
         self.initialize_params: Any = None
-        self._legacy: Dispatcher | None = None
+        self._legacy: Revision | None = None
+        self._exchange: ClientExchange | None = None
+        self._envelope: dict[str, Any] = {}
 
     async def __call__(self, method: str, params: bytes | None) -> bytes | None:
         session = self.session
         probe = _probe(params)
         version = _modern_version(probe) if session.modern_versions else None
         if version is not None:
-            return await self._modern(version, method, params)
+            return await self._modern(version, method, params, probe)
         if method == INITIALIZE:
             return self._initialize(probe, params)
         if self._legacy is not None:
             if method == INITIALIZED:
                 return None
-            return await self._legacy.dispatch(method, params)
+            return await self._serve_legacy(self._legacy, method, params)
         if _is_notification(method) or method == PING:
             raise MethodNotFoundError(method)  # ignored; ping answered by the engine
         if self.era == "modern" or not session.legacy_versions:
@@ -367,17 +463,42 @@ class ServerConnection:
             raise _invalid_request("initialize: the connection is already initialized")
         version = session.negotiate(probe.protocol_version)
         revision = session.revisions[version]
-        spec = revision.handlers.__mcp_methods__[INITIALIZE]
+        spec = revision.package.METHODS[INITIALIZE]
         decoded = Dispatcher.decode_params(spec, params)
         result = encode(session.initialize_result(version))
+        capabilities = to_builtins(decoded.capabilities)
+        connection = current_request().connection
+        connection.allow_batches = version in BATCH_VERSIONS
         self.initialize_params = decoded
         self.protocol_version = version
         self.era = "legacy"
-        self._legacy = revision.dispatcher
+        self._legacy = revision
+        self._exchange = ClientExchange(revision.package, capabilities, connection)
+        if revision.needs_envelope:
+            self._envelope = {
+                "_meta": {
+                    META_PROTOCOL_VERSION: version,
+                    META_CLIENT_CAPABILITIES: capabilities,
+                    META_CLIENT_INFO: to_builtins(decoded.client_info),
+                }
+            }
         return result
 
+    async def _serve_legacy(
+        self, revision: Revision, method: str, params: bytes | None
+    ) -> bytes | None:
+        assert self._exchange is not None
+        token = set_exchange(self._exchange)
+        try:
+            if revision.needs_envelope:
+                with conversion_fill(self._envelope):
+                    return await revision.dispatcher.dispatch(method, params)
+            return await revision.dispatcher.dispatch(method, params)
+        finally:
+            reset_exchange(token)
+
     async def _modern(
-        self, version: str, method: str, params: bytes | None
+        self, version: str, method: str, params: bytes | None, probe: _ParamsProbe
     ) -> bytes | None:
         session = self.session
         notification = _is_notification(method)
@@ -397,5 +518,43 @@ class ServerConnection:
         self.protocol_version = version
         if method == DISCOVER:
             return session.discover_result(version)
-        result = await revision.dispatcher.dispatch(method, params)
-        return None if notification else session.stamp(result)
+        if notification:
+            await revision.dispatcher.dispatch(method, params)
+            return None
+        return session.stamp(await self._serve_modern(revision, method, params, probe))
+
+    async def _serve_modern(
+        self, revision: Revision, method: str, params: bytes | None, probe: _ParamsProbe
+    ) -> bytes | None:
+        meta = probe.meta or {}
+        found = meta.get(META_CLIENT_CAPABILITIES)
+        capabilities: dict[str, Any] = (
+            typing.cast("dict[str, Any]", found) if isinstance(found, dict) else {}
+        )
+        exchange = ClientExchange(revision.package, capabilities)
+        sealer = self.session.sealer
+        if isinstance(probe.request_state, str):
+            exchange.answers = open_answers(
+                sealer,
+                method,
+                request_binding(method, params),
+                probe.request_state,
+                probe.input_responses,
+            )
+        token = set_exchange(exchange)
+        try:
+            return await revision.dispatcher.dispatch(method, params)
+        except InputRequired as signal:
+            if not _admits_input_required(revision.package, method):
+                raise RpcError(
+                    ErrorCode.INTERNAL_ERROR,
+                    f"{method} cannot ask the client for input "
+                    f"in {revision.version}",
+                ) from None
+            body = input_required_result(signal)
+            body["requestState"] = seal_answers(
+                sealer, signal, request_binding(method, params)
+            )
+            return msgspec.json.encode(body)
+        finally:
+            reset_exchange(token)

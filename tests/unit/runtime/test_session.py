@@ -7,6 +7,7 @@ echo handlers of `session_programs/echo_session.py` (2025-06-18, 2025-11-25,
 
 from __future__ import annotations
 
+import json
 from collections.abc import AsyncGenerator
 from contextlib import asynccontextmanager
 from typing import Any
@@ -454,3 +455,14 @@ async def test_restricting_revisions_restricts_negotiation() -> None:
     async with serving(session("2025-11-25")) as (client, _):
         result = await call(client, "initialize", initialize_params("2025-06-18"))
         assert result["protocolVersion"] == "2025-11-25"
+
+
+@pytest.mark.parametrize(
+    "result",
+    [b"{}", b"{ }", b'{"tools":[]}', b' {"a":{"b":[1,2]}} ', b'{"resultType":"x"}'],
+)
+def test_stamping_splices_or_rewrites_to_the_same_json(result: bytes) -> None:
+    stamped = json.loads(session().stamp(result))
+    expected = {"resultType": "complete", **json.loads(result)}
+    expected["_meta"] = {META_SERVER_INFO: SERVER_INFO}
+    assert stamped == expected

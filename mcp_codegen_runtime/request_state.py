@@ -1,0 +1,118 @@
+"""Sealed `requestState` tokens for the multi round-trip pattern of 2026-07-28.
+
+A modern server that needs input from the client answers `InputRequiredResult`
+with an opaque `requestState`; the client sends it back, unchanged, with its
+`inputResponses`. The state holds what the server learnt in earlier rounds, so
+the server keeps no memory between rounds. The client must neither read nor
+forge it, so it is sealed with AES-256-GCM (an AEAD: encrypted and
+authenticated) under a key only the server holds, bound to the request it
+belongs to (its method and params, as associated data) and given an expiry.
+
+AES-GCM comes from `cryptography`, imported on first use: a server that never
+asks its client for input never loads it.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import os
+import time
+import typing
+from typing import Any
+
+import msgspec
+
+from .errors import InvalidParamsError
+
+__all__ = ["RequestStateSealer", "request_binding"]
+
+_NONCE_BYTES = 12
+_VERSION = b"\x01"
+_ENVELOPE_KEYS = frozenset({"_meta", "inputResponses", "requestState"})
+
+
+class _Sealed(msgspec.Struct, array_like=True):
+    expires: int
+    payload: msgspec.Raw
+
+
+def request_binding(method: str, params: bytes | None) -> bytes:
+    """A digest of a request that stays the same across its retries.
+
+    It covers the method and the params, minus the members a retry changes
+    (`_meta`, `inputResponses`, `requestState`); keys are sorted, so a client
+    that re-encodes the params in another key order still matches.
+    """
+    obj: Any = msgspec.json.decode(params) if params else {}
+    if isinstance(obj, dict):
+        members = typing.cast("dict[str, Any]", obj)
+        obj = {k: v for k, v in members.items() if k not in _ENVELOPE_KEYS}
+    canonical = msgspec.json.encode([method, obj], order="sorted")
+    return hashlib.sha256(canonical).digest()
+
+
+class RequestStateSealer:
+    """Seals and opens `requestState` tokens with one server-held key.
+
+    Args:
+        key: 32 bytes; share it between the instances of a server behind a load
+            balancer. A random key is made when None (tokens then die with the
+            process).
+        ttl_s: how long a token stays valid.
+    """
+
+    def __init__(self, key: bytes | None = None, *, ttl_s: float = 600.0) -> None:
+        if key is not None and len(key) != 32:
+            raise ValueError("the request-state key must be 32 bytes")
+        self._key = key if key is not None else os.urandom(32)
+        self.ttl_s = ttl_s
+        self._aead: Any = None
+
+    def _cipher(self) -> Any:
+        if self._aead is None:
+            from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+
+            self._aead = AESGCM(self._key)
+        return self._aead
+
+    def seal(self, payload: Any, binding: bytes) -> str:
+        """An opaque token holding `payload` (any JSON value) for one request."""
+        expires = int(time.time() + self.ttl_s)
+        plain = msgspec.json.encode(
+            _Sealed(expires, msgspec.Raw(msgspec.json.encode(payload)))
+        )
+        nonce = os.urandom(_NONCE_BYTES)
+        sealed = self._cipher().encrypt(nonce, plain, _VERSION + binding)
+        return base64.urlsafe_b64encode(_VERSION + nonce + sealed).decode("ascii")
+
+    def open(self, token: str, binding: bytes, method: str) -> Any:
+        """The payload of a token sealed for this request.
+
+        Raises:
+            InvalidParamsError: the token is malformed, forged, altered, meant
+                for another request, or expired.
+        """
+        from cryptography.exceptions import InvalidTag
+
+        try:
+            raw = base64.urlsafe_b64decode(token.encode("ascii"))
+        except (ValueError, UnicodeEncodeError):
+            raise _bad(method, "it is not a token this server issued") from None
+        if raw[:1] != _VERSION or len(raw) < 1 + _NONCE_BYTES + 16:
+            raise _bad(method, "it is not a token this server issued")
+        nonce, sealed = raw[1 : 1 + _NONCE_BYTES], raw[1 + _NONCE_BYTES :]
+        try:
+            plain = self._cipher().decrypt(nonce, sealed, _VERSION + binding)
+        except InvalidTag:
+            raise _bad(
+                method, "it was altered, or issued for another request or server"
+            ) from None
+        state = msgspec.json.decode(plain, type=_Sealed)
+        if state.expires < time.time():
+            raise _bad(method, "it has expired; send the request again without it")
+        return msgspec.json.decode(state.payload)
+
+
+def _bad(method: str, reason: str) -> InvalidParamsError:
+    return InvalidParamsError(method, f"requestState is not valid: {reason}")

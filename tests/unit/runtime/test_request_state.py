@@ -1,0 +1,78 @@
+"""`RequestStateSealer`: sealed, bound, expiring `requestState` tokens."""
+
+from __future__ import annotations
+
+import base64
+from collections.abc import Callable
+
+import pytest
+
+from mcp_codegen_runtime.errors import InvalidParamsError
+from mcp_codegen_runtime.request_state import RequestStateSealer, request_binding
+
+BINDING = request_binding("tools/call", b'{"name":"ask","arguments":{"a":1}}')
+
+
+def test_a_token_round_trips_its_payload() -> None:
+    sealer = RequestStateSealer()
+    token = sealer.seal({"answers": [1, "two"]}, BINDING)
+    assert sealer.open(token, BINDING, "tools/call") == {"answers": [1, "two"]}
+
+
+def test_the_payload_cannot_be_read_from_the_token() -> None:
+    token = RequestStateSealer().seal({"secret": "swordfish"}, BINDING)
+    assert b"swordfish" not in base64.urlsafe_b64decode(token)
+
+
+def test_the_binding_ignores_key_order_and_retry_members() -> None:
+    retry = request_binding(
+        "tools/call",
+        b'{"arguments":{"a":1},"requestState":"x","inputResponses":{},'
+        b'"_meta":{"k":1},"name":"ask"}',
+    )
+    assert retry == BINDING
+    assert request_binding("tools/call", b'{"name":"other"}') != BINDING
+    assert request_binding("prompts/get", b'{"name":"ask","arguments":{"a":1}}') != (
+        BINDING
+    )
+
+
+@pytest.mark.parametrize(
+    ("mutate", "reason"),
+    [
+        (lambda t: t[:-2] + ("AA" if t[-2:] != "AA" else "BB"), "altered"),
+        (lambda t: ("B" if t[0] == "A" else "A") + t[1:], "not a token"),
+        (lambda t: "%%%", "not a token"),
+        (lambda t: "", "not a token"),
+        (lambda t: t[:20], "not a token"),
+    ],
+)
+def test_a_changed_token_is_refused(mutate: Callable[[str], str], reason: str) -> None:
+    sealer = RequestStateSealer()
+    token = sealer.seal({"answers": []}, BINDING)
+    with pytest.raises(InvalidParamsError, match=reason) as caught:
+        sealer.open(mutate(token), BINDING, "tools/call")
+    assert caught.value.code == -32602
+
+
+def test_a_token_for_another_request_or_key_is_refused() -> None:
+    sealer = RequestStateSealer(b"k" * 32)
+    token = sealer.seal({}, BINDING)
+    other = request_binding("tools/call", b'{"name":"other"}')
+    with pytest.raises(InvalidParamsError, match="another request"):
+        sealer.open(token, other, "tools/call")
+    with pytest.raises(InvalidParamsError, match="another request"):
+        RequestStateSealer(b"q" * 32).open(token, BINDING, "tools/call")
+    assert RequestStateSealer(b"k" * 32).open(token, BINDING, "tools/call") == {}
+
+
+def test_an_expired_token_is_refused() -> None:
+    sealer = RequestStateSealer(ttl_s=-1)
+    token = sealer.seal({}, BINDING)
+    with pytest.raises(InvalidParamsError, match="expired"):
+        sealer.open(token, BINDING, "tools/call")
+
+
+def test_the_key_must_be_32_bytes() -> None:
+    with pytest.raises(ValueError, match="32 bytes"):
+        RequestStateSealer(b"short")
