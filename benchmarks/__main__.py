@@ -24,11 +24,19 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
 
 DEFAULT_JSON = CACHE / "benchmarks" / "results.json"
-CHOICES = ("yardstick", "import", "generation", "dispatch", "types", "all")
+CHOICES = (
+    "yardstick",
+    "import",
+    "generation",
+    "dispatch",
+    "types",
+    "stdio",
+    "all",
+)
 
 
 def _runners() -> dict[str, Callable[..., dict[str, Any]]]:
-    from . import dispatch, generation, import_time, types, yardstick
+    from . import dispatch, generation, import_time, stdio, types, yardstick
 
     return {
         "dispatch": dispatch.run,
@@ -36,6 +44,7 @@ def _runners() -> dict[str, Callable[..., dict[str, Any]]]:
         "yardstick": yardstick.run,
         "import": import_time.run,
         "generation": generation.run,
+        "stdio": stdio.run,
     }
 
 

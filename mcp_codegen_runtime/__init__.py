@@ -1,9 +1,10 @@
 """mcp-codegen runtime: what generated MCP types, servers and clients need at run time.
 
-Depends on msgspec and anyio. The wire codec, the dispatcher and the JSON-RPC
-connection are importable from here::
+Depends on msgspec and anyio (and cryptography, for 2026 request state). The
+wire codec, the dispatcher, the JSON-RPC connection and both sessions are
+importable from here::
 
-    from mcp_codegen_runtime import Connection, Dispatcher, decode, encode
+    from mcp_codegen_runtime import ClientSession, ServerSession, connect_stdio
 """
 
 from typing import TYPE_CHECKING, Any
@@ -25,6 +26,8 @@ from .wire import (
 )
 
 if TYPE_CHECKING:
+    from .client import ClientSession, VersionCache, connect_stdio
+    from .client_requests import request_client
     from .dispatch import Dispatcher
     from .jsonrpc import Connection, current_request
     from .session import ServerSession
@@ -32,10 +35,14 @@ if TYPE_CHECKING:
 # The engine pulls in anyio; generated types need only the codec, so they import
 # fast. The engine's names load on first use.
 _LAZY = {
+    "ClientSession": "client",
     "Connection": "jsonrpc",
     "Dispatcher": "dispatch",
     "ServerSession": "session",
+    "VersionCache": "client",
+    "connect_stdio": "client",
     "current_request": "jsonrpc",
+    "request_client": "client_requests",
 }
 
 
@@ -52,6 +59,7 @@ def __getattr__(name: str) -> Any:
 
 __all__ = [
     "UNSET",
+    "ClientSession",
     "ClosedStruct",
     "Connection",
     "Dispatcher",
@@ -59,12 +67,15 @@ __all__ = [
     "ServerSession",
     "UnsetType",
     "ValidationError",
+    "VersionCache",
+    "connect_stdio",
     "convert",
     "current_request",
     "decode",
     "encode",
     "extra",
     "recursive_alias",
+    "request_client",
     "structural_union",
     "to_builtins",
     "with_extra",
