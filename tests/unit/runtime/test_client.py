@@ -7,15 +7,17 @@ test needs a misbehaving server) over `memory_pair`.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import AsyncGenerator, Awaitable, Callable
 from contextlib import asynccontextmanager
+from pathlib import Path
 from typing import Any
 
 import anyio
 import msgspec
 import pytest
 
-from mcp_codegen_runtime.client import ClientSession, VersionCache
+from mcp_codegen_runtime.client import ClientSession, VersionCache, connect_stdio
 from mcp_codegen_runtime.client_requests import request_client
 from mcp_codegen_runtime.errors import (
     CapabilityError,
@@ -23,6 +25,7 @@ from mcp_codegen_runtime.errors import (
     MethodNotFoundError,
     NegotiationError,
     RpcError,
+    TransportError,
 )
 from mcp_codegen_runtime.jsonrpc import Connection
 from mcp_codegen_runtime.session import ServerSession
@@ -462,3 +465,32 @@ async def test_batches_are_served_only_after_negotiating_2025_03_26() -> None:
             assert sorted(item["id"] for item in reply) == [2, 3]
         else:
             assert reply["error"]["code"] == ErrorCode.INVALID_REQUEST
+
+
+# --- over stdio ------------------------------------------------------------------
+
+
+ECHO_SERVER = str(Path(__file__).parent / "session_programs" / "echo_session.py")
+
+
+@pytest.mark.anyio
+async def test_connect_stdio_spawns_negotiates_and_shuts_down() -> None:
+    with anyio.fail_after(LIMIT):
+        async with connect_stdio(
+            [sys.executable, ECHO_SERVER], name="c", version="1", stderr="capture"
+        ) as client:
+            assert client.protocol_version == "2026-07-28"
+            result = await v2025_11_25.Client(client).call_tool(**ECHO)
+            assert result.content[0].text == "hi"  # type: ignore[union-attr]
+
+
+@pytest.mark.anyio
+async def test_a_server_dying_before_it_answers_fails_fast() -> None:
+    with anyio.fail_after(LIMIT), pytest.raises(TransportError):
+        async with connect_stdio(
+            [sys.executable, "-c", "import sys; sys.exit(3)"],
+            name="c",
+            version="1",
+            stderr="discard",
+        ):
+            pass
