@@ -63,6 +63,7 @@ from .session import (
     INITIALIZED,
     META_CLIENT_CAPABILITIES,
     META_CLIENT_INFO,
+    META_LOG_LEVEL,
     META_PROTOCOL_VERSION,
     UNSUPPORTED_PROTOCOL_VERSION,
     is_legacy,
@@ -81,7 +82,6 @@ if TYPE_CHECKING:
 
 __all__ = ["ClientSession", "VersionCache", "connect_stdio"]
 
-META_LOG_LEVEL = "io.modelcontextprotocol/logLevel"
 DEFAULT_PROBE_TIMEOUT = 10.0
 MAX_INPUT_ROUNDS = 16
 

@@ -43,11 +43,29 @@ if TYPE_CHECKING:
     from .request_state import RequestStateSealer
     from .spec import MethodSpec
 
-__all__ = ["ClientExchange", "InputRequired", "request_client"]
+__all__ = [
+    "LOG_LEVELS",
+    "ClientExchange",
+    "InputRequired",
+    "log_to_client",
+    "request_client",
+]
 
 T = TypeVar("T")
 
 INPUT_KEY_PREFIX = "r"
+
+LOG_LEVELS = (
+    "debug",
+    "info",
+    "notice",
+    "warning",
+    "error",
+    "critical",
+    "alert",
+    "emergency",
+)
+"""The syslog severities of `notifications/message`, least severe first."""
 
 
 class InputRequired(BaseException):
@@ -82,6 +100,9 @@ class ClientExchange:
     answers: list[Any] = field(default_factory=list[Any])
     """Modern era: the client's answers so far, in the order they were asked."""
     asked: int = 0
+    log_level: str | None = None
+    """The least severe level the client wants (legacy: `logging/setLevel`;
+    modern: the request's `io.modelcontextprotocol/logLevel`)."""
 
     @property
     def modern(self) -> bool:
@@ -151,6 +172,35 @@ async def request_client(method: str, params: Any, result_type: type[T]) -> T:
     if isinstance(answer, result_type):
         return answer
     return typing.cast("T", _fit(answer, result_type, f"{method} result"))
+
+
+async def log_to_client(level: str, data: Any, logger: str | None = None) -> bool:
+    """Send `notifications/message` if the client wants messages of `level`.
+
+    Legacy clients get every message until they set a level; modern clients
+    only get messages when the request named a level (they opt in per
+    request). Returns whether the message was sent.
+
+    Raises:
+        ValueError: `level` is not one of `LOG_LEVELS`.
+    """
+    if level not in LOG_LEVELS:
+        raise ValueError(f"unknown log level {level!r}; use one of {LOG_LEVELS}")
+    exchange = current_exchange()
+    threshold = exchange.log_level
+    if threshold is None and exchange.modern:
+        return False
+    if threshold in LOG_LEVELS and LOG_LEVELS.index(level) < LOG_LEVELS.index(
+        threshold
+    ):
+        return False
+    params: dict[str, Any] = {"level": level, "data": data}
+    if logger is not None:
+        params["logger"] = logger
+    from .jsonrpc import current_request
+
+    await current_request().connection.notify("notifications/message", params)
+    return True
 
 
 def _spec(package: ModuleType, method: str) -> MethodSpec:

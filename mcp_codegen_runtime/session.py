@@ -88,6 +88,7 @@ if TYPE_CHECKING:
 __all__ = [
     "META_CLIENT_CAPABILITIES",
     "META_CLIENT_INFO",
+    "META_LOG_LEVEL",
     "META_PROTOCOL_VERSION",
     "META_SERVER_INFO",
     "UNSUPPORTED_PROTOCOL_VERSION",
@@ -104,6 +105,9 @@ META_CLIENT_CAPABILITIES = "io.modelcontextprotocol/clientCapabilities"
 """The `params._meta` key holding a modern request's client capabilities."""
 META_CLIENT_INFO = "io.modelcontextprotocol/clientInfo"
 """The `params._meta` key naming the client of a modern request."""
+META_LOG_LEVEL = "io.modelcontextprotocol/logLevel"
+"""The `params._meta` key naming the least severe log level a modern request
+wants `notifications/message` for."""
 META_SERVER_INFO = "io.modelcontextprotocol/serverInfo"
 """The `result._meta` key naming the server in modern results."""
 UNSUPPORTED_PROTOCOL_VERSION = -32022
@@ -113,6 +117,7 @@ INITIALIZE = "initialize"
 INITIALIZED = "notifications/initialized"
 DISCOVER = "server/discover"
 PING = "ping"
+SET_LEVEL = "logging/setLevel"
 BATCH_VERSIONS = frozenset({"2025-03-26"})
 """The revisions that define JSON-RPC batches."""
 
@@ -253,6 +258,15 @@ def _probe(params: bytes | None) -> _ParamsProbe:
         return _probe_decoder.decode(params)
     except (msgspec.DecodeError, msgspec.ValidationError):
         return _ParamsProbe()
+
+
+class _LevelProbe(msgspec.Struct):
+    level: Any = None
+
+
+def _probe_level(params: bytes | None) -> str | None:
+    level = msgspec.json.decode(params or b"{}", type=_LevelProbe).level
+    return level if isinstance(level, str) else None
 
 
 def _modern_version(probe: _ParamsProbe) -> str | None:
@@ -492,10 +506,14 @@ class ServerConnection:
         try:
             if revision.needs_envelope:
                 with conversion_fill(self._envelope):
-                    return await revision.dispatcher.dispatch(method, params)
-            return await revision.dispatcher.dispatch(method, params)
+                    result = await revision.dispatcher.dispatch(method, params)
+            else:
+                result = await revision.dispatcher.dispatch(method, params)
         finally:
             reset_exchange(token)
+        if method == SET_LEVEL:
+            self._exchange.log_level = _probe_level(params)
+        return result
 
     async def _modern(
         self, version: str, method: str, params: bytes | None, probe: _ParamsProbe
@@ -531,7 +549,12 @@ class ServerConnection:
         capabilities: dict[str, Any] = (
             typing.cast("dict[str, Any]", found) if isinstance(found, dict) else {}
         )
-        exchange = ClientExchange(revision.package, capabilities)
+        level = meta.get(META_LOG_LEVEL)
+        exchange = ClientExchange(
+            revision.package,
+            capabilities,
+            log_level=level if isinstance(level, str) else None,
+        )
         sealer = self.session.sealer
         if isinstance(probe.request_state, str):
             exchange.answers = open_answers(

@@ -18,7 +18,7 @@ import msgspec
 import pytest
 
 from mcp_codegen_runtime.client import ClientSession, VersionCache, connect_stdio
-from mcp_codegen_runtime.client_requests import request_client
+from mcp_codegen_runtime.client_requests import log_to_client, request_client
 from mcp_codegen_runtime.errors import (
     CapabilityError,
     ErrorCode,
@@ -494,3 +494,71 @@ async def test_a_server_dying_before_it_answers_fails_fast() -> None:
             stderr="discard",
         ):
             pass
+
+
+# --- logging to the client ------------------------------------------------------
+
+
+class LoggingServer(v2025_11_25.ServerHandlers):
+    """`tools/call` logs one debug and one warning message; levels can be set."""
+
+    async def tools_call(
+        self, params: v2025_11_25.CallToolRequestParams
+    ) -> v2025_11_25.CallToolResult:
+        await log_to_client("debug", "details")
+        await log_to_client("warning", {"careful": True}, logger="tool")
+        return v2025_11_25.CallToolResult(content=[])
+
+    async def logging_set_level(
+        self, params: v2025_11_25.SetLevelRequestParams
+    ) -> v2025_11_25.EmptyResult:
+        return v2025_11_25.EmptyResult()
+
+
+class LogReader(v2025_11_25.ClientHandlers):
+    def __init__(self) -> None:
+        self.levels: list[str] = []
+
+    async def notifications_message(
+        self, params: v2025_11_25.LoggingMessageNotificationParams
+    ) -> None:
+        self.levels.append(params.level)
+
+
+async def _logged(versions: list[str], set_level: str | None, **options: Any) -> Any:
+    served = ServerSession([LoggingServer()], name="s", version="1", versions=versions)
+    reader = LogReader()
+    async with client_of(
+        served.handler(), handlers=[reader], versions=versions, **options
+    ) as client:
+        typed = v2025_11_25.Client(client)
+        if set_level is not None:
+            await typed.set_level(level=set_level)  # type: ignore[arg-type]
+        await typed.call_tool(name="x")
+        # The messages came before the result; let their handlers run.
+        await anyio.sleep(0.05)
+    return reader.levels
+
+
+@pytest.mark.anyio
+async def test_log_messages_respect_the_level_in_both_eras() -> None:
+    assert await _logged(["2025-11-25"], None) == ["debug", "warning"]
+    assert await _logged(["2025-11-25"], "info") == ["warning"]
+    assert await _logged(["2025-11-25"], "error") == []
+    assert await _logged(["2026-07-28"], None, log_level="warning") == ["warning"]
+    assert await _logged(["2026-07-28"], None, log_level="debug") == [
+        "debug",
+        "warning",
+    ]
+
+
+@pytest.mark.anyio
+async def test_a_modern_client_that_names_no_level_gets_no_messages() -> None:
+    served = ServerSession(
+        [LoggingServer()], name="s", version="1", versions=["2026-07-28"]
+    )
+    reader = LogReader()
+    async with client_of(served.handler(), handlers=[reader]) as client:
+        await v2025_11_25.Client(client).call_tool(name="x")
+        await anyio.sleep(0.05)
+    assert reader.levels == []
