@@ -6,8 +6,9 @@ the handler runs, and its result is fitted back to B's type. Methods A serves
 that B lacks are left out; so are B's methods A lacks (they answer -32601).
 
 Fitting goes by the method's declared types, not by type names, since a
-method's params type may be renamed between revisions. What the target cannot
-express is dropped and logged. Properties the target requires and the source
+method's params type may be renamed between revisions. What the target does not
+define is kept as unknown keys (MCP objects are open) and what it cannot hold
+at all is dropped; both are logged. Properties the target requires and the source
 never had come from `fill`: the session sets it per request with
 `conversion_fill()` (for 2026 params, the request `_meta` envelope built from
 the legacy handshake); results of the modern era get `ttlMs: 0` and
@@ -22,7 +23,7 @@ import importlib
 import logging
 from typing import TYPE_CHECKING, Any
 
-from .conversion import fit
+from .conversion import Converted, fit
 from .dispatch import Handlers, generated_base, implemented_methods, revision_of
 
 if TYPE_CHECKING:
@@ -138,7 +139,7 @@ def _converting(
                 label=f"{target.name} params, {label}",
                 fill=_params_fill.get(),
             )
-            _log_dropped(converted.dropped)
+            _log(converted)
             args = (converted.value,)
         result = await bound(*args)
         if target.result is None:
@@ -149,13 +150,15 @@ def _converting(
             label=f"{target.name} result, {label}",
             fill=RESULT_FILL,
         )
-        _log_dropped(converted.dropped)
+        _log(converted)
         return converted.value
 
     call.__name__ = target.py_name
     return call
 
 
-def _log_dropped(dropped: tuple[Any, ...]) -> None:
-    for item in dropped:
+def _log(converted: Converted[Any]) -> None:
+    for item in converted.dropped:
         logger.info("conversion dropped %s: %s", item.path, item.reason)
+    for item in converted.unknown:
+        logger.debug("conversion kept %s: %s", item.path, item.reason)

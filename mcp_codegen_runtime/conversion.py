@@ -3,9 +3,16 @@
 A handler written against one revision's types can answer a peer of another:
 `convert_across` walks the value one adjacent revision at a time, using the
 generated tables of properties each step drops, and rebuilds it as the target
-revision's type of the same name. Unknown keys travel along untouched; a list
-item whose type the target lacks (an `AudioContent` for 2024-11-05) is dropped;
-everything dropped is reported with its JSON path.
+revision's type of the same name; `fit` goes straight to a given type.
+
+What the target does not define is handled as the schema allows. MCP objects
+are open, so a property the target type does not define is kept as an unknown
+key (`wire.extra`) and reported in `Converted.unknown`: receivers ignore keys
+they do not know, and nothing is lost. (Dropping them would lose real data:
+2026-07-28's `ToolInputSchema` no longer names `properties` because it accepts
+any JSON Schema keyword.) Only what the target cannot hold at all is dropped
+and reported in `Converted.dropped`: properties of closed objects, list items
+and map values no target type accepts (an `AudioContent` for 2024-11-05).
 """
 
 from __future__ import annotations
@@ -19,6 +26,7 @@ import msgspec
 
 from .errors import McpError
 from .wire import (
+    OpenStruct,
     UnsetType,
     ValidationError,
     convert,
@@ -42,7 +50,8 @@ class ConversionError(McpError):
 
 
 class Dropped(msgspec.Struct, frozen=True, kw_only=True):
-    """One piece of data the target revision cannot express."""
+    """One piece of data the target revision cannot express (dropped, or kept
+    as an unknown key)."""
 
     path: str
     """Where it was, as a JSON path (`$.tools[0].icons`)."""
@@ -51,10 +60,12 @@ class Dropped(msgspec.Struct, frozen=True, kw_only=True):
 
 
 class Converted(msgspec.Struct, Generic[T], frozen=True, kw_only=True):
-    """The converted value and everything dropped on the way."""
+    """The converted value, what was dropped on the way, and what was kept as
+    unknown keys the target revision does not define."""
 
     value: T
     dropped: tuple[Dropped, ...]
+    unknown: tuple[Dropped, ...] = ()
 
 
 def convert_across(
@@ -81,17 +92,15 @@ def convert_across(
     start, end = versions.index(source), versions.index(target)
     step = 1 if end >= start else -1
     report: list[Dropped] = []
+    unknown: list[Dropped] = []
     for index in range(start, end, step):
         here, there = versions[index], versions[index + step]
-        value = _step(
-            value,
-            _module(modules[there]),
-            dropped.get((here, there), {}),
-            f"{here} -> {there}",
-            report,
-            fill or {},
-        )
-    return Converted(value=value, dropped=tuple(report))
+        fitter = _Fitter(dropped.get((here, there), {}), f"{here} -> {there}", fill)
+        value = _step(value, _module(modules[there]), fitter)
+        report.extend(fitter.dropped)
+        # Only what the final revision does not define is unknown to the peer.
+        unknown = fitter.unknown
+    return Converted(value=value, dropped=tuple(report), unknown=tuple(unknown))
 
 
 def fit(
@@ -116,7 +125,9 @@ def fit(
     except _DoesNotFit as exc:
         name = getattr(target_type, "__name__", repr(target_type))
         raise ConversionError(f"{label}: {name} cannot be expressed: {exc}") from None
-    return Converted(value=result, dropped=tuple(fitter.report))
+    return Converted(
+        value=result, dropped=tuple(fitter.dropped), unknown=tuple(fitter.unknown)
+    )
 
 
 def _revision_of(value: Any, modules: Mapping[str, str]) -> str:
@@ -131,25 +142,17 @@ def _module(name: str) -> ModuleType:
     return importlib.import_module(name)
 
 
-def _step(
-    value: Any,
-    target: ModuleType,
-    dropped: Mapping[str, frozenset[str]],
-    step: str,
-    report: list[Dropped],
-    fill: Mapping[str, Any],
-) -> Any:
+def _step(value: Any, target: ModuleType, fitter: _Fitter) -> Any:
     name = type(value).__name__
     target_type = getattr(target, name, None)
     if target_type is None:
-        raise ConversionError(f"{step}: the target revision has no {name}")
-    fitter = _Fitter(dropped, step, fill)
+        raise ConversionError(f"{fitter.step}: the target revision has no {name}")
     try:
-        result = fitter.fit(to_builtins(value), target_type, "$")
+        return fitter.fit(to_builtins(value), target_type, "$")
     except _DoesNotFit as exc:
-        raise ConversionError(f"{step}: {name} cannot be expressed: {exc}") from None
-    report.extend(fitter.report)
-    return result
+        raise ConversionError(
+            f"{fitter.step}: {name} cannot be expressed: {exc}"
+        ) from None
 
 
 class _DoesNotFit(Exception):
@@ -157,23 +160,35 @@ class _DoesNotFit(Exception):
 
 
 class _Fitter:
-    """Fits builtins to a target type, dropping what the type cannot hold.
+    """Fits builtins to a target type, keeping or dropping what it cannot hold.
 
-    Properties the target struct does not define are dropped; so are list items
-    and map values that fit none of the target's item types. Everything dropped
-    is reported; the reason cites the generated table when it lists the property.
+    Properties an open target struct does not define are kept as unknown keys;
+    those of a closed one are dropped, and so are list items and map values
+    that fit none of the target's item types. Both are reported; the reason
+    cites the generated table when it lists the property.
     """
 
     def __init__(
         self,
-        dropped: Mapping[str, frozenset[str]],
+        table: Mapping[str, frozenset[str]],
         step: str,
         fill: Mapping[str, Any] | None = None,
     ) -> None:
-        self.dropped = dropped
+        self.table = table
         self.step = step
         self.fill = fill or {}
-        self.report: list[Dropped] = []
+        self.report: list[tuple[bool, Dropped]] = []
+        """(dropped?, what) in the order met; False means kept as unknown."""
+
+    @property
+    def dropped(self) -> list[Dropped]:
+        """What was dropped."""
+        return [item for gone, item in self.report if gone]
+
+    @property
+    def unknown(self) -> list[Dropped]:
+        """What was kept as unknown keys."""
+        return [item for gone, item in self.report if not gone]
 
     def fit(self, obj: Any, tp: Any, path: str) -> Any:
         origin = typing.get_origin(tp)
@@ -204,9 +219,10 @@ class _Fitter:
     def struct(self, obj: dict[str, Any], tp: type[msgspec.Struct], path: str) -> Any:
         fields = struct_fields(tp)
         tag_field = tp.__struct_config__.tag_field
-        listed = self.dropped.get(tp.__name__, frozenset())
+        listed = self.table.get(tp.__name__, frozenset())
+        keep_unknown = issubclass(tp, OpenStruct)
         kept: dict[str, Any] = {}
-        dropped: list[Dropped] = []
+        notes: list[tuple[bool, Dropped]] = []
         for key, value in obj.items():
             if key == tag_field:
                 kept[key] = value
@@ -214,15 +230,15 @@ class _Fitter:
                 kept[key] = self.fit(value, fields[key], f"{path}.{key}")
             else:
                 table = " (generated table)" if key in listed else ""
-                dropped.append(
-                    self.dropped_item(
-                        f"{path}.{key}", f"{tp.__name__} has no `{key}`{table}"
-                    )
-                )
+                what = f"{tp.__name__} has no `{key}`{table}"
+                if keep_unknown:
+                    kept[key] = value
+                    what += "; kept as an unknown key"
+                notes.append((not keep_unknown, self.note(f"{path}.{key}", what)))
         for key in sorted((required_fields(tp) - kept.keys()) & self.fill.keys()):
             kept[key] = self.fit(self.fill[key], fields[key], f"{path}.{key}")
         result = self.validate(kept, tp)
-        self.report.extend(dropped)
+        self.report.extend(notes)
         return result
 
     def items(self, obj: list[Any], item_type: Any, path: str) -> list[Any]:
@@ -234,7 +250,7 @@ class _Fitter:
                 kept.append(self.fit(item, item_type, where))
             except _DoesNotFit as exc:
                 del self.report[mark:]
-                self.report.append(self.dropped_item(where, str(exc)))
+                self.report.append((True, self.note(where, str(exc))))
         return kept
 
     def mapping(
@@ -248,14 +264,15 @@ class _Fitter:
                 kept[key] = self.fit(value, value_type, where)
             except _DoesNotFit as exc:
                 del self.report[mark:]
-                self.report.append(self.dropped_item(where, str(exc)))
+                self.report.append((True, self.note(where, str(exc))))
         return kept
 
     def union(self, obj: Any, members: tuple[Any, ...], path: str) -> Any:
         reasons: list[str] = []
         candidates = [m for m in members if m is not UnsetType]
-        # Prefer a member that takes the value whole, then one that drops least.
-        best: tuple[int, Any, list[Dropped]] | None = None
+        # Prefer a member that takes the value whole, then one that drops least,
+        # then one that leaves the fewest keys unknown.
+        best: tuple[tuple[int, int], Any, list[tuple[bool, Dropped]]] | None = None
         for member in candidates:
             mark = len(self.report)
             try:
@@ -266,8 +283,10 @@ class _Fitter:
             finally:
                 trial = self.report[mark:]
                 del self.report[mark:]
-            if best is None or len(trial) < best[0]:
-                best = (len(trial), value, trial)
+            drops = sum(1 for gone, _ in trial if gone)
+            cost = (drops, len(trial) - drops)
+            if best is None or cost < best[0]:
+                best = (cost, value, trial)
             if not trial:
                 break
         if best is None:
@@ -281,5 +300,5 @@ class _Fitter:
         except ValidationError as exc:
             raise _DoesNotFit(str(exc)) from None
 
-    def dropped_item(self, path: str, what: str) -> Dropped:
+    def note(self, path: str, what: str) -> Dropped:
         return Dropped(path=path, reason=f"{self.step}: {what}")

@@ -18,7 +18,7 @@ from typing import Any
 import jsonschema
 import pytest
 
-from mcp_codegen_runtime import decode, encode
+from mcp_codegen_runtime import decode, encode, extra
 from mcp_codegen_runtime.conversion import ConversionError, Converted
 from mcp_codegen_types import KNOWN_VERSIONS, MODULES
 from mcp_codegen_types.conversions import DROPPED, convert
@@ -101,7 +101,7 @@ def test_example_walks_down_and_up_every_adjacent_step(example: Path) -> None:
         walk(lowest_value, DATED[lowest + 1 :])
 
 
-def test_title_and_icons_are_dropped_on_the_way_to_2024_11_05() -> None:
+def test_title_and_icons_are_kept_as_unknown_keys_for_2024_11_05() -> None:
     from mcp_codegen_types import v2025_11_25 as n
 
     tool = n.Tool(
@@ -111,11 +111,44 @@ def test_title_and_icons_are_dropped_on_the_way_to_2024_11_05() -> None:
         input_schema=n.ToolInputSchema(type="object"),
     )
     result = convert(n.ListToolsResult(tools=[tool]), "2024-11-05")
-    assert [d.path for d in result.dropped] == ["$.tools[0].icons", "$.tools[0].title"]
-    assert "2025-06-18 -> 2025-03-26: Tool has no `title`" in result.dropped[1].reason
-    assert json.loads(encode(result.value)) == {
-        "tools": [{"name": "x", "inputSchema": {"type": "object"}}]
+    assert result.dropped == ()
+    assert [d.path for d in result.unknown] == ["$.tools[0].title", "$.tools[0].icons"]
+    assert result.unknown[0].reason == (
+        "2025-03-26 -> 2024-11-05: Tool has no `title`; kept as an unknown key"
+    )
+    old_tool = result.value.tools[0]
+    assert extra(old_tool) == {
+        "title": "X",
+        "icons": [{"src": "https://example.com/i.png"}],
     }
+    assert json.loads(encode(result.value)) == {
+        "tools": [
+            {
+                "name": "x",
+                "inputSchema": {"type": "object"},
+                "title": "X",
+                "icons": [{"src": "https://example.com/i.png"}],
+            }
+        ]
+    }
+
+
+def test_a_tool_input_schema_keeps_its_keywords_across_the_eras() -> None:
+    from mcp_codegen_types import v2025_11_25 as old, v2026_07_28 as new
+
+    schema = {
+        "type": "object",
+        "properties": {"m": {"type": "string"}},
+        "required": ["m"],
+        "title": "t",
+    }
+    up = convert(decode(json.dumps(schema).encode(), old.ToolInputSchema), "2026-07-28")
+    assert json.loads(encode(up.value)) == schema
+    down = convert(
+        decode(json.dumps(schema).encode(), new.ToolInputSchema), "2024-11-05"
+    )
+    assert json.loads(encode(down.value)) == schema
+    assert up.dropped == down.dropped == ()
 
 
 def test_result_type_between_2025_11_25_and_2026_07_28() -> None:
@@ -127,11 +160,12 @@ def test_result_type_between_2025_11_25_and_2026_07_28() -> None:
     down = convert(
         new.CallToolResult(content=[new.TextContent(text="a")]), "2025-11-25"
     )
-    assert [(d.path, d.reason) for d in down.dropped] == [
+    assert down.dropped == ()
+    assert [(d.path, d.reason) for d in down.unknown] == [
         (
             "$.resultType",
             "2026-07-28 -> 2025-11-25: CallToolResult has no `resultType`"
-            " (generated table)",
+            " (generated table); kept as an unknown key",
         )
     ]
 
@@ -210,4 +244,5 @@ def test_fit_goes_straight_to_the_target_type() -> None:
     )
     fitted = fit(value, oldest.CallToolResult, label="test")
     assert isinstance(fitted.value, oldest.CallToolResult)
-    assert {d.path for d in fitted.dropped} == {"$.structuredContent", "$.resultType"}
+    assert fitted.dropped == ()
+    assert {d.path for d in fitted.unknown} == {"$.structuredContent", "$.resultType"}

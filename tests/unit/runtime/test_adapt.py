@@ -15,6 +15,7 @@ from mcp_codegen_runtime.dispatch import implemented_methods
 from mcp_codegen_runtime.jsonrpc import Connection
 from mcp_codegen_runtime.session import ServerSession
 from mcp_codegen_runtime.transports import memory_pair
+from mcp_codegen_runtime.wire import extra
 from mcp_codegen_types import (
     KNOWN_VERSIONS,
     draft,
@@ -113,11 +114,12 @@ def test_unknown_versions_are_refused() -> None:
 
 
 @pytest.mark.anyio
-async def test_what_the_target_cannot_express_is_dropped_and_logged(
+async def test_what_the_target_does_not_define_is_kept_and_logged(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     served = ServerSession([Echo0618()], name="s", version="1", versions=["2024-11-05"])
-    with caplog.at_level(logging.INFO, logger="mcp_codegen_runtime.adapt"):
+    with caplog.at_level(logging.DEBUG, logger="mcp_codegen_runtime.adapt"):
         _, result = await call_echo(served, "2024-11-05")
     assert isinstance(result, v2024_11_05.CallToolResult)
-    assert "$.structuredContent" in caplog.text
+    assert extra(result) == {"structuredContent": {"result": "hi"}}
+    assert "kept $.structuredContent" in caplog.text
