@@ -9,7 +9,7 @@ and is the `RequestSender` of the generated typed clients::
         tools = await client.list_tools()
 
 How a version is chosen, among the `versions` the client allows (default:
-every known one):
+every dated revision; the draft only when named):
 
 1. If modern versions (2026-07-28 and later) are allowed, it probes with
    `server/discover` at the newest one. A `DiscoverResult` settles the newest
@@ -150,7 +150,8 @@ class ClientSession:
             notifications, one per revision written (the nearest one serves a
             negotiated revision without its own). They also set the client
             capabilities declared: sampling, elicitation, roots.
-        versions: the protocol versions allowed (default: every known one).
+        versions: the protocol versions allowed (default: every dated one; the
+            draft only when named).
         probe_timeout: seconds to wait for the `server/discover` probe.
         log_level: the modern `io.modelcontextprotocol/logLevel` of requests.
         cache, cache_key: remember the server's version between sessions.
@@ -176,7 +177,8 @@ class ClientSession:
         import mcp_codegen_types as root
 
         self._modules: Mapping[str, str] = root.MODULES
-        allowed = tuple(versions or root.KNOWN_VERSIONS)
+        # The draft changes under its users: speak it only when asked to.
+        allowed = tuple(versions or (v for v in root.KNOWN_VERSIONS if v != "draft"))
         self._packages = {v: _package(root.MODULES, v) for v in allowed}
         order = sorted(allowed, key=version_order)
         self.legacy_versions = tuple(v for v in order if is_legacy(self._packages[v]))
@@ -236,7 +238,8 @@ class ClientSession:
             if cached is not None and cached[1] is not None:
                 self._settle_modern(cached[0], cached[1])
                 return
-            if await self._probe():
+            start = cached[0] if cached is not None else self.modern_versions[-1]
+            if await self._probe(start):
                 return
         if not self.legacy_versions:
             raise NegotiationError(
@@ -253,9 +256,9 @@ class ClientSession:
             return None
         return found
 
-    async def _probe(self) -> bool:
-        """Settle a modern version with `server/discover`; False to fall back."""
-        version = self.modern_versions[-1]
+    async def _probe(self, version: str) -> bool:
+        """Settle a modern version with `server/discover`, starting at `version`;
+        False to fall back to `initialize`."""
         for _ in range(2):
             try:
                 raw = await self._discover(version)
@@ -402,7 +405,7 @@ class ClientSession:
             RequestTimeoutError, TransportError: as `Connection.request`.
         """
         package = self._negotiated()
-        self._check_capability(method)
+        self._check_capability(method, package)
         spec = package.METHODS.get(method)
         if spec is None:
             raise MethodNotFoundError(method)
@@ -435,9 +438,15 @@ class ClientSession:
             raise ProtocolError("the session has not negotiated a protocol version")
         return self.package
 
-    def _check_capability(self, method: str) -> None:
+    def _check_capability(self, method: str, package: ModuleType) -> None:
         capability = _SERVER_CAPABILITY.get(method.split("/", 1)[0])
-        if capability is not None and capability not in self.server_capabilities:
+        if capability is None or capability in self.server_capabilities:
+            return
+        # 2024-11-05 has completion/complete but no `completions` capability.
+        declarable = {
+            f.encode_name for f in msgspec.structs.fields(package.ServerCapabilities)
+        }
+        if capability in declarable:
             raise CapabilityError(method, capability, "server")
 
     def _source_of(self, result_type: Any) -> ModuleType:
