@@ -1,0 +1,1 @@
+"""Server programs the benchmarks spawn (run as scripts, not imported)."""

@@ -1,0 +1,647 @@
+"""Round trips of `tools/call echo` over stdio: ours against the official SDKs.
+
+Four servers, each spawned directly (no wrapper shell, so the child's pid is
+the server's), all in one run:
+
+- `ours`: `programs/codegen_echo_server.py`, a `ServerSession` of our runtime
+  (2025-11-25 and 2026-07-28), run with the project's python;
+- `TypeScript SDK`: `tests/peers/programs/ts_sdk_echo_server.mjs`
+  (`@modelcontextprotocol/sdk`), run with `node`;
+- `Python SDK`: `tests/peers/programs/python_sdk_echo_server.py` (PyPI `mcp`),
+  run with the peer venv's python;
+- `bare msgspec`: `programs/bare_msgspec_echo.py`, no MCP library at all: the
+  ceiling a Python server can reach.
+
+Every server gets the same legacy session: `initialize` (2025-11-25) and
+`notifications/initialized`, a warm-up, then two timed modes:
+
+- sequential: one call at a time; p50/p99 latency (µs), a latency being the
+  time from writing a request to reading its whole response line, and calls/s,
+  the calls over the sum of their latencies (the client's checks left out);
+- pipelined: `IN_FLIGHT` requests in flight at all times; calls/s.
+
+Also measured: cold start (spawn to the initialize response, ms), the server's
+CPU time per call in each mode (utime + stime of /proc/<pid>/stat, clock ticks,
+read before and after the mode; includes every thread of the server) and its
+peak RSS (VmHWM of /proc/<pid>/status, read before the server is closed).
+Rounds alternate the servers (a round spawns each once, the order reversed
+every other round); reported are medians with min-max and the ratios of
+medians ours/other. Every response is validated (its id is one in flight, its
+result echoes the message as text), so a broken server cannot post a figure.
+Targets: ours at least 1x the TypeScript SDK and 3x the Python SDK in calls/s,
+in both modes, and a peak RSS of ours of at most 35 MiB.
+
+The load client is the same for every server and kept light: plain
+`subprocess.Popen` pipes driven with `os.write`/`os.read` from this one thread,
+no asyncio and no reader threads (a watchdog thread, waking once a second, kills
+a server silent for `READ_TIMEOUT`). The client never has more than `IN_FLIGHT`
+small requests unanswered (a few KiB, far below a pipe's 64 KiB buffer), so a
+blocking write cannot deadlock against a server writing its answers; and a
+single thread spends no time on an event loop, thread hand-offs or the GIL.
+Requests are pre-encoded bytes (only the id differs) built before each timed
+mode. In pipelined mode the client refills, after each read, one request per
+response read, in one write. Responses are decoded with one typed msgspec
+decoder (about a microsecond each).
+
+    python -m benchmarks stdio [--quick]
+"""
+
+from __future__ import annotations
+
+import os
+import statistics
+import subprocess
+import tempfile
+import threading
+import time
+from dataclasses import dataclass
+from typing import IO, TYPE_CHECKING, Any
+
+import msgspec
+
+from ._common import REPO, project_python, table
+from .peers import (
+    ensure_node_peers,
+    ensure_python_peers,
+    installed_node_versions,
+    installed_versions,
+    node_executable,
+    node_version,
+)
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Sequence
+    from pathlib import Path
+
+    from ._common import Echo
+
+PROTOCOL_VERSION = "2025-11-25"
+"""The handshake every server is driven with."""
+
+MESSAGE = "The quick brown fox jumps over."
+"""The echoed payload, about 30 characters."""
+
+IN_FLIGHT = 32
+"""Requests kept in flight in pipelined mode."""
+
+READ_TIMEOUT = 60.0
+"""Seconds without any output after which a server is deemed stuck and killed."""
+
+EXIT_TIMEOUT = 10.0
+"""Seconds a server may take to exit once its stdin is closed."""
+
+PROGRAMS = REPO / "benchmarks" / "programs"
+PEER_PROGRAMS = REPO / "tests" / "peers" / "programs"
+
+OURS = "ours"
+TS_SDK = "TypeScript SDK"
+PY_SDK = "Python SDK"
+BARE = "bare msgspec"
+CONTENDERS = (OURS, TS_SDK, PY_SDK, BARE)
+
+TARGETS = {
+    f"ours/{TS_SDK} calls/s": 1.0,
+    f"ours/{PY_SDK} calls/s": 3.0,
+    "ours peak RSS MiB (at most)": 35.0,
+}
+"""Throughput ratios ours/other (both modes) at least; ours' peak RSS at most."""
+
+METRICS = {
+    "sequential_calls_per_s": "sequential calls/s",
+    "p50_us": "sequential p50 µs",
+    "p99_us": "sequential p99 µs",
+    "pipelined_calls_per_s": "pipelined calls/s",
+    "cpu_us_per_call_sequential": "server CPU µs/call, seq.",
+    "cpu_us_per_call_pipelined": "server CPU µs/call, pipe.",
+    "cold_start_ms": "cold start ms",
+    "peak_rss_mib": "peak RSS MiB",
+}
+"""Every figure of a contender: its key and its label in the table."""
+
+
+@dataclass(frozen=True)
+class Sizes:
+    """How much work one run does."""
+
+    rounds: int
+    warmup: int
+    """Calls before the timed modes (half sequential, half pipelined)."""
+    sequential: int
+    """Calls timed one at a time, per round and server."""
+    pipelined: int
+    """Calls timed with `IN_FLIGHT` in flight, per round and server."""
+
+
+NORMAL = Sizes(rounds=5, warmup=500, sequential=2_000, pipelined=4_000)
+QUICK = Sizes(rounds=2, warmup=100, sequential=300, pipelined=600)
+TINY = Sizes(rounds=1, warmup=4, sequential=20, pipelined=40)
+"""For the smoke test: every code path, no meaningful figure."""
+
+
+@dataclass(frozen=True)
+class Contender:
+    """A server: how to start it."""
+
+    name: str
+    argv: list[str]
+    env: dict[str, str]
+
+
+class ServerFailedError(RuntimeError):
+    """A server died, went silent, or answered something other than the echo."""
+
+
+# --- the wire ---------------------------------------------------------------------
+
+
+class _Block(msgspec.Struct):
+    type: str
+    text: str = ""
+
+
+class _CallResult(msgspec.Struct):
+    content: list[_Block]
+
+
+class _InitializeResult(msgspec.Struct, rename="camel"):
+    protocol_version: str
+
+
+class _Reply(msgspec.Struct):
+    id: int | str | None = None
+    method: str | None = None
+    result: msgspec.Raw = msgspec.Raw(b"")
+    error: Any = None
+
+
+_reply_decoder = msgspec.json.Decoder(_Reply)
+_call_decoder = msgspec.json.Decoder(_CallResult)
+_initialize_decoder = msgspec.json.Decoder(_InitializeResult)
+
+_CALL_PREFIX = b'{"jsonrpc":"2.0","id":'
+_CALL_SUFFIX = msgspec.json.encode(
+    {
+        "method": "tools/call",
+        "params": {"name": "echo", "arguments": {"message": MESSAGE}},
+    }
+)[1:]
+"""A request is `_CALL_PREFIX + id + "," + _CALL_SUFFIX`: only the id differs."""
+
+
+def call_request(request_id: int) -> bytes:
+    """The pre-encoded `tools/call echo` request line with this id."""
+    return b"%s%d,%s\n" % (_CALL_PREFIX, request_id, _CALL_SUFFIX)
+
+
+def _initialize_request() -> bytes:
+    message = {
+        "jsonrpc": "2.0",
+        "id": 0,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": PROTOCOL_VERSION,
+            "capabilities": {},
+            "clientInfo": {"name": "mcp-codegen-stdio-benchmark", "version": "0"},
+        },
+    }
+    return msgspec.json.encode(message) + b"\n"
+
+
+_INITIALIZED = b'{"jsonrpc":"2.0","method":"notifications/initialized"}\n'
+
+
+# --- the load client --------------------------------------------------------------
+
+
+class RawClient:
+    """One spawned server, spoken to in raw newline-delimited JSON-RPC."""
+
+    def __init__(
+        self, contender: Contender, read_timeout: float = READ_TIMEOUT
+    ) -> None:
+        self.name = contender.name
+        self._stderr: IO[bytes] = tempfile.TemporaryFile()
+        self.proc = subprocess.Popen(
+            contender.argv,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=self._stderr,
+            env=contender.env,
+            cwd=REPO,
+            bufsize=0,
+        )
+        assert self.proc.stdin is not None and self.proc.stdout is not None
+        self._in = self.proc.stdin.fileno()
+        self._out = self.proc.stdout.fileno()
+        self._buffer = b""
+        self._next_id = 1
+        self._reads = 0
+        self._read_timeout = read_timeout
+        self._stalled = False
+        self._done = threading.Event()
+        watchdog = threading.Thread(target=self._watch, args=(read_timeout,))
+        watchdog.daemon = True
+        watchdog.start()
+
+    # lifecycle
+    def close(self) -> int | None:
+        """Close the server's stdin and reap it (killed if it lingers)."""
+        assert self.proc.stdin is not None and self.proc.stdout is not None
+        self._done.set()
+        self.proc.stdin.close()
+        try:
+            code = self.proc.wait(timeout=EXIT_TIMEOUT)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+            code = None
+        self.proc.stdout.close()
+        self._stderr.close()
+        return code
+
+    def _watch(self, timeout: float) -> None:
+        """Kill the server once no read has returned for `timeout` seconds: the
+        blocked read then sees end of stream, so a silent server cannot hang us."""
+        seen, since = -1, time.monotonic()
+        while not self._done.wait(min(1.0, timeout / 4)):
+            if self._reads != seen:
+                seen, since = self._reads, time.monotonic()
+            elif time.monotonic() - since > timeout and self.proc.poll() is None:
+                self._stalled = True
+                self.proc.kill()
+                return
+
+    def kill(self) -> None:
+        """Stop the server at once (after a failure)."""
+        if self.proc.poll() is None:
+            self.proc.kill()
+        self.close()
+
+    def _fail(self, why: str) -> ServerFailedError:
+        self._stderr.seek(0)
+        tail = self._stderr.read()[-2000:].decode(errors="replace")
+        return ServerFailedError(f"{self.name}: {why}; stderr: {tail!r}")
+
+    # reading
+    def _lines(self) -> list[bytes]:
+        """The complete lines available, reading once when none is buffered."""
+        while b"\n" not in self._buffer:
+            chunk = os.read(self._out, 65536)
+            self._reads += 1
+            if not chunk:
+                stalled = f"silent for {self._read_timeout:g} s, killed"
+                raise self._fail(stalled if self._stalled else "stdout closed")
+            self._buffer += chunk
+        *lines, self._buffer = self._buffer.split(b"\n")
+        return lines
+
+    def _replies(self) -> list[_Reply]:
+        """The responses among the available lines (notifications skipped)."""
+        replies = []
+        for line in self._lines():
+            if not line.strip():
+                continue
+            reply = _reply_decoder.decode(line)
+            if reply.method is None:
+                replies.append(reply)
+        return replies
+
+    def _check(self, reply: _Reply, outstanding: set[int]) -> None:
+        if not isinstance(reply.id, int) or reply.id not in outstanding:
+            raise self._fail(f"answer to no request in flight: {reply.id!r}")
+        outstanding.discard(reply.id)
+        if not reply.result:
+            raise self._fail(f"error answer to {reply.id}: {reply.error!r}")
+        content = _call_decoder.decode(reply.result).content
+        if len(content) != 1 or content[0].type != "text":
+            raise self._fail(f"not one text block: {content!r}")
+        if content[0].text != MESSAGE:
+            raise self._fail(f"wrong echo: {content[0].text!r}")
+
+    # the session
+    def initialize(self) -> None:
+        """The handshake: initialize (checked) and notifications/initialized."""
+        os.write(self._in, _initialize_request())
+        replies: list[_Reply] = []
+        while not replies:
+            replies = self._replies()
+        first = replies[0]
+        if first.id != 0 or not first.result or len(replies) > 1:
+            raise self._fail(f"bad initialize answer: {replies!r}")
+        version = _initialize_decoder.decode(first.result).protocol_version
+        if version != PROTOCOL_VERSION:
+            raise self._fail(f"initialize settled on {version!r}")
+        os.write(self._in, _INITIALIZED)
+
+    def _requests(self, n: int) -> tuple[list[int], list[bytes]]:
+        ids = list(range(self._next_id, self._next_id + n))
+        self._next_id += n
+        return ids, [call_request(i) for i in ids]
+
+    def sequential(self, n: int) -> list[int]:
+        """`n` calls one at a time; the latency of each, in nanoseconds."""
+        ids, requests = self._requests(n)
+        latencies = [0] * n
+        outstanding: set[int] = set()
+        clock, write, stdin = time.perf_counter_ns, os.write, self._in
+        for index, request in enumerate(requests):
+            outstanding.add(ids[index])
+            started = clock()
+            write(stdin, request)
+            replies = self._replies()
+            while not replies:
+                replies = self._replies()
+            latencies[index] = clock() - started
+            for reply in replies:
+                self._check(reply, outstanding)
+        if outstanding:
+            raise self._fail(f"unanswered: {sorted(outstanding)[:5]}")
+        return latencies
+
+    def pipelined(self, n: int, depth: int = IN_FLIGHT) -> float:
+        """`n` calls with `depth` in flight; the seconds they took."""
+        ids, requests = self._requests(n)
+        sent = min(depth, n)
+        outstanding = set(ids[:sent])
+        answered = 0
+        started = time.perf_counter()
+        os.write(self._in, b"".join(requests[:sent]))
+        while answered < n:
+            replies = self._replies()
+            for reply in replies:
+                self._check(reply, outstanding)
+            answered += len(replies)
+            refill = min(len(replies), n - sent)
+            if refill:
+                outstanding.update(ids[sent : sent + refill])
+                os.write(self._in, b"".join(requests[sent : sent + refill]))
+                sent += refill
+        elapsed = time.perf_counter() - started
+        if outstanding:
+            raise self._fail(f"unanswered: {sorted(outstanding)[:5]}")
+        return elapsed
+
+    # the server's process
+    def cpu_ticks(self) -> int:
+        """utime + stime of the server (clock ticks, all its threads)."""
+        with open(f"/proc/{self.proc.pid}/stat", "rb") as stat:
+            fields = stat.read().rsplit(b")", 1)[1].split()
+        # After "pid (comm)": state is field 3, utime 14 and stime 15.
+        return int(fields[11]) + int(fields[12])
+
+    def peak_rss_mib(self) -> float:
+        """VmHWM of the server, in MiB."""
+        with open(f"/proc/{self.proc.pid}/status", "rb") as status:
+            for line in status:
+                if line.startswith(b"VmHWM:"):
+                    return int(line.split()[1]) / 1024
+        raise self._fail("no VmHWM in /proc/<pid>/status")
+
+
+# --- one session ------------------------------------------------------------------
+
+
+def _percentile(sorted_values: Sequence[int], fraction: float) -> int:
+    index = min(len(sorted_values) - 1, round(fraction * (len(sorted_values) - 1)))
+    return sorted_values[index]
+
+
+def measure(
+    contender: Contender, sizes: Sizes, read_timeout: float = READ_TIMEOUT
+) -> dict[str, float]:
+    """Spawn the server, run one session, return its figures (see `METRICS`)."""
+    tick_us = 1e6 / os.sysconf("SC_CLK_TCK")
+    started = time.perf_counter()
+    client = RawClient(contender, read_timeout)
+    try:
+        client.initialize()
+        cold_start_ms = (time.perf_counter() - started) * 1000
+        client.sequential(sizes.warmup // 2)
+        client.pipelined(sizes.warmup - sizes.warmup // 2)
+
+        ticks = client.cpu_ticks()
+        latencies = sorted(client.sequential(sizes.sequential))
+        seq_ticks = client.cpu_ticks() - ticks
+        pipe_s = client.pipelined(sizes.pipelined)
+        pipe_ticks = client.cpu_ticks() - ticks - seq_ticks
+        peak = client.peak_rss_mib()
+    except BaseException:
+        client.kill()
+        raise
+    client.close()
+    return {
+        "sequential_calls_per_s": sizes.sequential / (sum(latencies) / 1e9),
+        "p50_us": _percentile(latencies, 0.50) / 1000,
+        "p99_us": _percentile(latencies, 0.99) / 1000,
+        "pipelined_calls_per_s": sizes.pipelined / pipe_s,
+        "cpu_us_per_call_sequential": seq_ticks * tick_us / sizes.sequential,
+        "cpu_us_per_call_pipelined": pipe_ticks * tick_us / sizes.pipelined,
+        "cold_start_ms": cold_start_ms,
+        "peak_rss_mib": peak,
+    }
+
+
+# --- the run ----------------------------------------------------------------------
+
+
+def _peer_env() -> dict[str, str]:
+    """Ours without what would steer another venv's python."""
+    env = dict(os.environ)
+    for name in ("PYTHONPATH", "PYTHONHOME", "PYTHONSTARTUP", "VIRTUAL_ENV"):
+        env.pop(name, None)
+    return env
+
+
+def contenders(peer_python: Path, node_project: Path) -> list[Contender]:
+    """The four servers, in `CONTENDERS` order."""
+    ours = project_python()
+    env = dict(os.environ)
+    node_env = {**env, "MCP_PEERS_NODE_DIR": str(node_project)}
+    return [
+        Contender(OURS, [ours, str(PROGRAMS / "codegen_echo_server.py")], env),
+        Contender(
+            TS_SDK,
+            [str(node_executable()), str(PEER_PROGRAMS / "ts_sdk_echo_server.mjs")],
+            node_env,
+        ),
+        Contender(
+            PY_SDK,
+            [str(peer_python), str(PEER_PROGRAMS / "python_sdk_echo_server.py")],
+            _peer_env(),
+        ),
+        Contender(BARE, [ours, str(PROGRAMS / "bare_msgspec_echo.py")], env),
+    ]
+
+
+def run(
+    *, quick: bool = False, sizes: Sizes | None = None, echo: Echo = print
+) -> dict[str, Any]:
+    """Measure, print a table, return the figures."""
+    chosen = sizes or (QUICK if quick else NORMAL)
+    peer_python = ensure_python_peers(echo)
+    node_project = ensure_node_peers(echo)
+    servers = contenders(peer_python, node_project)
+    samples: dict[str, list[dict[str, float]]] = {s.name: [] for s in servers}
+    for round_no in range(chosen.rounds):
+        order = servers if round_no % 2 == 0 else servers[::-1]
+        for server in order:
+            samples[server.name].append(measure(server, chosen))
+    figures = _figures(samples, servers, chosen)
+    figures["versions"] = {
+        "mcp (Python SDK)": installed_versions(peer_python.parents[1])["mcp"],
+        "@modelcontextprotocol/sdk": installed_node_versions(node_project)[
+            "@modelcontextprotocol/sdk"
+        ],
+        "node": node_version(),
+        "msgspec": msgspec.__version__,
+    }
+    echo(report(figures))
+    return figures
+
+
+def _stat(values: Iterable[float]) -> dict[str, Any]:
+    data = list(values)
+    return {
+        "median": round(statistics.median(data), 3),
+        "min": round(min(data), 3),
+        "max": round(max(data), 3),
+        "samples": [round(value, 3) for value in data],
+    }
+
+
+def _figures(
+    samples: dict[str, list[dict[str, float]]],
+    servers: Sequence[Contender],
+    sizes: Sizes,
+) -> dict[str, Any]:
+    entries = {
+        server.name: {
+            "argv": server.argv,
+            **{
+                key: _stat(sample[key] for sample in samples[server.name])
+                for key in METRICS
+            },
+        }
+        for server in servers
+    }
+    ratios = {
+        f"ours/{other}": {
+            key: round(entries[OURS][key]["median"] / entries[other][key]["median"], 3)
+            for key in METRICS
+            if entries[other][key]["median"] > 0
+        }
+        for other in CONTENDERS[1:]
+    }
+    checks = _targets(entries, ratios)
+    return {
+        "method": (
+            "tools/call echo over stdio pipes, a raw single-threaded client; "
+            f"{sizes.rounds} rounds, one fresh server each per round, the order "
+            "reversed every other round; median and min-max; ratios of medians"
+        ),
+        "protocol_version": PROTOCOL_VERSION,
+        "message": MESSAGE,
+        "request_bytes": len(call_request(1)),
+        "in_flight": IN_FLIGHT,
+        "rounds": sizes.rounds,
+        "warmup_calls": sizes.warmup,
+        "sequential_calls": sizes.sequential,
+        "pipelined_calls": sizes.pipelined,
+        "clock_ticks_per_s": os.sysconf("SC_CLK_TCK"),
+        "cpus": os.cpu_count(),
+        "contenders": entries,
+        "ratios": ratios,
+        "targets": checks,
+        "meets_targets": all(check["met"] for check in checks),
+    }
+
+
+def _targets(
+    entries: dict[str, dict[str, Any]], ratios: dict[str, dict[str, float]]
+) -> list[dict[str, Any]]:
+    """Each target with the value measured and whether it is met."""
+    checks: list[dict[str, Any]] = []
+    for other in (TS_SDK, PY_SDK):
+        least = TARGETS[f"ours/{other} calls/s"]
+        for key in ("sequential_calls_per_s", "pipelined_calls_per_s"):
+            ratio = ratios[f"ours/{other}"].get(key, 0.0)
+            checks.append(
+                {
+                    "target": f"ours/{other} {METRICS[key]} >= {least:g}x",
+                    "value": ratio,
+                    "met": ratio >= least,
+                }
+            )
+    most = TARGETS["ours peak RSS MiB (at most)"]
+    peak = entries[OURS]["peak_rss_mib"]["max"]
+    checks.append(
+        {
+            "target": f"ours peak RSS <= {most:g} MiB (largest of the rounds)",
+            "value": peak,
+            "met": peak <= most,
+        }
+    )
+    return checks
+
+
+# --- the report -------------------------------------------------------------------
+
+
+def _number(value: float) -> str:
+    if value >= 100_000:
+        return f"{value / 1000:.0f}k"
+    if value >= 10_000:
+        return f"{value / 1000:.1f}k"
+    if value >= 100:
+        return f"{value:.0f}"
+    if value >= 10:
+        return f"{value:.1f}"
+    return f"{value:.2f}"
+
+
+def _cell(entry: dict[str, Any]) -> str:
+    """`12.3k (11.9k-12.6k)`: the median, then min-max."""
+    low, high = _number(entry["min"]), _number(entry["max"])
+    return f"{_number(entry['median'])} ({low}-{high})"
+
+
+def _ratio(value: float | None) -> str:
+    return "-" if value is None else f"{value:.2f}x"
+
+
+def report(figures: dict[str, Any]) -> str:
+    """The table of every figure, contenders as columns, then the targets."""
+    entries, ratios = figures["contenders"], figures["ratios"]
+    others = CONTENDERS[1:]
+    rows = [
+        [
+            label,
+            *(_cell(entries[name][key]) for name in CONTENDERS),
+            *(_ratio(ratios[f"ours/{other}"].get(key)) for other in others),
+        ]
+        for key, label in METRICS.items()
+    ]
+    headers = ["metric", *CONTENDERS, *(f"ours/{o}" for o in ("TS", "PySDK", "bare"))]
+    lines = [
+        f"tools/call echo over stdio, median (min-max) of {figures['rounds']} "
+        f"rounds; per round and server {figures['sequential_calls']} sequential "
+        f"and {figures['pipelined_calls']} pipelined calls after "
+        f"{figures['warmup_calls']} warm-up calls; ours/X = ratio of medians",
+        table(headers, rows),
+        "",
+        "targets:",
+        *(
+            f"  {c['target']}: {c['value']:g} {'met' if c['met'] else 'MISSED'}"
+            for c in figures["targets"]
+        ),
+        f"pipelined: {figures['in_flight']} requests in flight; cold start: spawn "
+        "to the initialize result; peak RSS: VmHWM; server CPU: utime + stime "
+        "of /proc/<pid>/stat at "
+        f"{figures['clock_ticks_per_s']} ticks/s",
+        f"request {figures['request_bytes']} bytes, message {figures['message']!r}",
+    ]
+    if "versions" in figures:
+        lines.append(
+            "versions: " + ", ".join(f"{k} {v}" for k, v in figures["versions"].items())
+        )
+    return "\n".join(lines)

@@ -1,0 +1,106 @@
+"""Smoke test of the stdio benchmark: it runs with tiny counts, reports every figure.
+
+No timing is asserted: only the report's shape, and that the load client refuses
+a server that answers something other than the echo. Spawns the four servers
+once (about 5 s, most of it the Python SDK's start-up); installs the peers
+`.cache/peers/` on first use (cached afterwards).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from typing import Any
+
+import msgspec
+import pytest
+
+from benchmarks import stdio
+
+SIZES = stdio.TINY
+
+WRONG_ECHO = """
+import sys
+for line in sys.stdin:
+    if '"id"' not in line:
+        continue
+    request_id = line.split('"id":', 1)[1].split(",", 1)[0]
+    result = (
+        '{"protocolVersion":"2025-11-25"}' if "initialize" in line
+        else '{"content":[{"type":"text","text":"not the message"}]}'
+    )
+    print('{"jsonrpc":"2.0","id":%s,"result":%s}' % (request_id, result), flush=True)
+"""
+
+
+@pytest.fixture(scope="module")
+def figures() -> dict[str, Any]:
+    return stdio.run(sizes=SIZES, echo=lambda _line: None)
+
+
+def test_requests_differ_only_by_id() -> None:
+    first, second = stdio.call_request(1), stdio.call_request(22)
+    assert first.endswith(b"\n") and first.count(b"\n") == 1
+    assert first.replace(b'"id":1,', b'"id":22,') == second
+    request = msgspec.json.decode(first)
+    assert request["method"] == "tools/call"
+    assert request["params"]["arguments"] == {"message": stdio.MESSAGE}
+    assert 25 <= len(stdio.MESSAGE) <= 35
+
+
+def test_every_contender_has_every_figure(figures: dict[str, Any]) -> None:
+    assert tuple(figures["contenders"]) == stdio.CONTENDERS
+    for entry in figures["contenders"].values():
+        assert entry["argv"]
+        for key in stdio.METRICS:
+            stat = entry[key]
+            assert len(stat["samples"]) == SIZES.rounds
+            assert stat["min"] <= stat["median"] <= stat["max"]
+            assert stat["min"] >= 0
+        assert entry["sequential_calls_per_s"]["median"] > 0
+        assert entry["pipelined_calls_per_s"]["median"] > 0
+        assert entry["p50_us"]["median"] <= entry["p99_us"]["median"]
+        assert entry["peak_rss_mib"]["median"] > 0
+
+
+def test_ratios_and_targets(figures: dict[str, Any]) -> None:
+    assert set(figures["ratios"]) == {f"ours/{c}" for c in stdio.CONTENDERS[1:]}
+    for ratios in figures["ratios"].values():
+        assert ratios["sequential_calls_per_s"] > 0
+        assert ratios["pipelined_calls_per_s"] > 0
+    assert len(figures["targets"]) == 5
+    assert all(isinstance(check["met"], bool) for check in figures["targets"])
+    assert figures["meets_targets"] == all(c["met"] for c in figures["targets"])
+
+
+def test_report_shape(figures: dict[str, Any]) -> None:
+    assert figures["protocol_version"] == "2025-11-25"
+    assert figures["in_flight"] == stdio.IN_FLIGHT
+    assert figures["rounds"] == SIZES.rounds
+    assert figures["sequential_calls"] == SIZES.sequential
+    assert figures["pipelined_calls"] == SIZES.pipelined
+    assert figures["versions"]["mcp (Python SDK)"] == "2.3.0"
+    assert figures["versions"]["@modelcontextprotocol/sdk"] == "1.32.2"
+    assert json.loads(json.dumps(figures)) == figures
+    text = stdio.report(figures)
+    for name in stdio.CONTENDERS:
+        assert name in text
+    for label in stdio.METRICS.values():
+        assert label in text
+
+
+def test_a_wrong_echo_is_refused() -> None:
+    impostor = stdio.Contender(
+        "impostor", [sys.executable, "-c", WRONG_ECHO], dict(os.environ)
+    )
+    with pytest.raises(stdio.ServerFailedError, match="wrong echo"):
+        stdio.measure(impostor, SIZES)
+
+
+def test_a_silent_server_is_killed() -> None:
+    mute = stdio.Contender(
+        "mute", [sys.executable, "-c", "import sys; sys.stdin.read()"], {}
+    )
+    with pytest.raises(stdio.ServerFailedError, match="silent for 1 s"):
+        stdio.measure(mute, SIZES, read_timeout=1.0)
