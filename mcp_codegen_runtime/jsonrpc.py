@@ -22,6 +22,7 @@ Decisions worth knowing:
 
 from __future__ import annotations
 
+import asyncio
 import contextvars
 import itertools
 import logging
@@ -172,7 +173,19 @@ class _Pending:
         self.failure: McpError | None = None
 
 
-_Job: TypeAlias = Callable[[], Awaitable[bytes | None]]
+class _Incoming:
+    """A request being served: its context, and the cancel scope its handler
+    runs in (an anyio scope, so handlers' shielded cleanup stays shielded)."""
+
+    __slots__ = ("context", "params", "scope")
+
+    def __init__(self, context: RequestContext, params: bytes | None) -> None:
+        self.context = context
+        self.params = params
+        self.scope = anyio.CancelScope()
+
+    def cancel(self) -> None:
+        self.scope.cancel()
 
 
 class Connection:
@@ -207,8 +220,9 @@ class Connection:
         self.allow_batches = allow_batches
         self._ids = itertools.count(1)
         self._pending: dict[int, _Pending] = {}
-        self._in_flight: dict[RequestId, tuple[RequestContext, anyio.CancelScope]] = {}
-        self._send_lock = anyio.Lock()
+        self._in_flight: dict[RequestId, _Incoming] = {}
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._request_tasks: set[asyncio.Task[None]] = set()
         self._tasks: TaskGroup | None = None
         self._started = False
         self._closed = False
@@ -248,6 +262,7 @@ class Connection:
         if self._started:
             raise RuntimeError("the connection is already running")
         self._started = True
+        self._loop = _asyncio_loop()
         try:
             async with anyio.create_task_group() as tasks:
                 self._tasks = tasks
@@ -257,6 +272,10 @@ class Connection:
         finally:
             self._shut_down()
             with anyio.CancelScope(shield=True):
+                if self._request_tasks:
+                    await asyncio.wait(
+                        self._request_tasks, timeout=CANCEL_NOTICE_TIMEOUT
+                    )
                 await self.transport.aclose()
             self._stopped.set()
 
@@ -283,8 +302,8 @@ class Connection:
         for waiter in pending:
             waiter.failure = TransportError("the connection closed")
             waiter.done.set()
-        for _, scope in self._in_flight.values():
-            scope.cancel()
+        for incoming in self._in_flight.values():
+            incoming.cancel()
         self._in_flight.clear()
 
     # -- sending --
@@ -374,8 +393,7 @@ class Connection:
 
     async def _send(self, message: bytes) -> None:
         try:
-            async with self._send_lock:
-                await self.transport.send(message)
+            await self.transport.send(message)
         except (anyio.ClosedResourceError, anyio.BrokenResourceError, OSError) as exc:
             raise TransportError(f"cannot send: {exc!r}") from exc
 
@@ -426,7 +444,7 @@ class Connection:
         if isinstance(outcome, bytes):
             self._spawn(self._send_quietly, outcome)
         elif outcome is not None:
-            self._spawn(self._reply_with, outcome)
+            self._start(outcome)
 
     def _on_batch(self, items: list[Raw]) -> None:
         if not self.allow_batches:
@@ -437,7 +455,7 @@ class Connection:
             self._spawn(self._send_quietly, invalid("empty batch").reply())
             return
         replies: list[bytes] = []
-        jobs: list[_Job] = []
+        jobs: list[_Incoming] = []
         for item in items:
             try:
                 outcome = self._accept(decode_item(item))
@@ -459,9 +477,9 @@ class Connection:
         logger.warning("bad message: %s", bad.message)
         return bad.reply()
 
-    def _accept(self, env: Envelope) -> bytes | _Job | None:
-        """Start serving a valid message: an error reply to send, a job whose
-        result is the reply, or None when nothing is to be answered."""
+    def _accept(self, env: Envelope) -> bytes | _Incoming | None:
+        """Take a valid message: an error reply to send, a request to serve, or
+        None when nothing is to be answered."""
         if isinstance(env.method, UnsetType):
             self._on_response(env)
             return None
@@ -476,12 +494,8 @@ class Connection:
         if request_id in self._in_flight:
             return invalid(f"request id {request_id!r} is already in use").reply()
         context = RequestContext(self, request_id, env.method, _progress_token(params))
-        entry = self._in_flight[request_id] = (context, anyio.CancelScope())
-
-        async def job() -> bytes | None:
-            return await self._serve(entry, params)
-
-        return job
+        incoming = self._in_flight[request_id] = _Incoming(context, params)
+        return incoming
 
     def _on_response(self, env: Envelope) -> None:
         waiter = None
@@ -506,11 +520,11 @@ class Connection:
             return
         if isinstance(cancel.request_id, UnsetType):
             return
-        entry = self._in_flight.pop(cancel.request_id, None)
-        if entry is None:
+        incoming = self._in_flight.pop(cancel.request_id, None)
+        if incoming is None:
             logger.debug("ignored a cancellation of %r", cancel.request_id)
             return
-        entry[1].cancel()
+        incoming.cancel()
 
     # -- serving --
 
@@ -520,37 +534,54 @@ class Connection:
         assert self._tasks is not None
         self._tasks.start_soon(func, *args)
 
-    async def _reply_with(self, job: _Job) -> None:
-        reply = await job()
+    def _start(self, incoming: _Incoming) -> None:
+        """Serve a request in a task of its own.
+
+        On asyncio that is a plain task (spawning one through anyio's task
+        group costs several times more, per request), awaited when the
+        connection stops; other backends use the task group.
+        """
+        if self._loop is None:
+            self._spawn(self._reply_with, incoming)
+            return
+        task = self._loop.create_task(self._reply_with(incoming))
+        self._request_tasks.add(task)
+        task.add_done_callback(self._request_done)
+
+    def _request_done(self, task: asyncio.Task[None]) -> None:
+        self._request_tasks.discard(task)
+        if not task.cancelled() and task.exception() is not None:
+            logger.error("serving a request failed", exc_info=task.exception())
+
+    async def _reply_with(self, incoming: _Incoming) -> None:
+        reply = await self._serve(incoming)
         if reply is not None:
             await self._send_quietly(reply)
 
-    async def _answer_batch(self, replies: list[bytes], jobs: list[_Job]) -> None:
-        async def collect(job: _Job) -> None:
-            reply = await job()
+    async def _answer_batch(self, replies: list[bytes], jobs: list[_Incoming]) -> None:
+        async def collect(incoming: _Incoming) -> None:
+            reply = await self._serve(incoming)
             if reply is not None:
                 replies.append(reply)
 
         async with anyio.create_task_group() as tasks:
-            for job in jobs:
-                tasks.start_soon(collect, job)
+            for incoming in jobs:
+                tasks.start_soon(collect, incoming)
         if replies:
             await self._send_quietly(b"[" + b",".join(replies) + b"]")
 
-    async def _serve(
-        self, entry: tuple[RequestContext, anyio.CancelScope], params: bytes | None
-    ) -> bytes | None:
+    async def _serve(self, incoming: _Incoming) -> bytes | None:
         """Run the handler of one request; the reply, or None once cancelled."""
-        context, scope = entry
+        context = incoming.context
         reply: bytes | None = None
         token = _current.set(context)
         try:
-            with scope:
-                reply = await self._call_for_reply(context, params)
+            with incoming.scope:
+                reply = await self._call_for_reply(context, incoming.params)
         finally:
             _current.reset(token)
         # A cancellation that arrived first removed the entry: stay silent.
-        if self._in_flight.get(context.request_id) is not entry:
+        if self._in_flight.get(context.request_id) is not incoming:
             return None
         del self._in_flight[context.request_id]
         return reply
@@ -587,6 +618,14 @@ class Connection:
         if self.handler is None:
             raise MethodNotFoundError(method)
         return await self.handler(method, params)
+
+
+def _asyncio_loop() -> asyncio.AbstractEventLoop | None:
+    """The running asyncio loop, or None on another backend (trio)."""
+    try:
+        return asyncio.get_running_loop()
+    except RuntimeError:
+        return None
 
 
 def _raw(params: Any) -> Raw:

@@ -20,7 +20,8 @@ class Transport(Protocol):
     is closed, `receive` and `send` raise `anyio.ClosedResourceError`; `send`
     raises `anyio.BrokenResourceError` once the peer can no longer receive.
     Transports may raise `TransportError` or `OSError` for other failures.
-    The engine serialises its calls to `send`, so transports need no lock.
+    `send` may be called by several tasks at once (the engine has many replies
+    in flight): each message must go out whole, never interleaved.
     """
 
     async def send(self, message: bytes) -> None:

@@ -26,11 +26,13 @@ Framing is in `lines.py`. Decisions worth knowing:
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import os
 import stat
 import subprocess
 import sys
+from collections import deque
 from collections.abc import AsyncGenerator, Callable, Generator, Mapping, Sequence
 from contextlib import AsyncExitStack, ExitStack, asynccontextmanager, contextmanager
 from typing import TYPE_CHECKING, Literal, TypeAlias
@@ -126,11 +128,94 @@ class _Fd:
         await anyio.lowlevel.checkpoint()
 
 
+class _LoopReads:
+    """Reads a non-blocking descriptor from asyncio's selector callbacks.
+
+    The descriptor stays registered with the selector while data is wanted, so
+    a message costs one `read` and no `epoll_ctl` calls (`anyio.wait_readable`
+    registers and unregisters on every wait). Reading pauses while more than
+    `HIGH_WATER` bytes wait unread, so a fast peer cannot fill our memory.
+    """
+
+    HIGH_WATER = 4 * READ_CHUNK
+
+    def __init__(self, loop: asyncio.AbstractEventLoop, fd: int) -> None:
+        self.loop = loop
+        self.fd = fd
+        self.chunks: deque[bytes] = deque()
+        self.size = 0
+        self.eof = False
+        self.closed = False
+        self.error: OSError | None = None
+        self.waiter: asyncio.Future[None] | None = None
+        self.reading = False
+        self._resume()
+
+    def _resume(self) -> None:
+        if not self.reading and not self.eof and not self.closed:
+            self.loop.add_reader(self.fd, self._on_readable)
+            self.reading = True
+
+    def _pause(self) -> None:
+        if self.reading:
+            self.loop.remove_reader(self.fd)
+            self.reading = False
+
+    def _on_readable(self) -> None:
+        try:
+            data = os.read(self.fd, READ_CHUNK)
+        except BlockingIOError:
+            return
+        except OSError as exc:
+            self.error = exc
+            data = b""
+        if data:
+            self.chunks.append(data)
+            self.size += len(data)
+            if self.size >= self.HIGH_WATER:
+                self._pause()
+        else:
+            self.eof = True
+            self._pause()
+        self._wake()
+
+    def _wake(self) -> None:
+        waiter = self.waiter
+        if waiter is not None and not waiter.done():
+            waiter.set_result(None)
+
+    async def receive(self) -> bytes:
+        """The next chunk; b"" at end of stream."""
+        while not self.chunks:
+            if self.closed:
+                raise anyio.ClosedResourceError
+            if self.error is not None:
+                raise anyio.BrokenResourceError from self.error
+            if self.eof:
+                return b""
+            self.waiter = self.loop.create_future()
+            try:
+                await self.waiter
+            finally:
+                self.waiter = None
+        data = self.chunks.popleft()
+        self.size -= len(data)
+        if self.size < self.HIGH_WATER:
+            self._resume()
+        return data
+
+    def close(self) -> None:
+        self.closed = True
+        self._pause()
+        self._wake()
+
+
 class _FdReader(ByteReceiveStream):
     """Reads a file descriptor without blocking the event loop (see `_Fd`)."""
 
     def __init__(self, fd: int) -> None:
         self._fd = _Fd(fd, poll_terminal=True)
+        self._loop_reads: _LoopReads | None = None
 
     async def receive(self, max_bytes: int = READ_CHUNK) -> bytes:
         fd = self._fd
@@ -140,6 +225,9 @@ class _FdReader(ByteReceiveStream):
             data = await anyio.to_thread.run_sync(
                 os.read, fd.fd, max_bytes, abandon_on_cancel=True
             )
+        elif self._loop_reads is not None or self._start_loop_reads():
+            assert self._loop_reads is not None
+            data = await self._loop_reads.receive()
         else:
             await anyio.lowlevel.checkpoint_if_cancelled()
             waited = fd.blocking
@@ -158,7 +246,24 @@ class _FdReader(ByteReceiveStream):
             raise anyio.EndOfStream
         return data
 
+    def _start_loop_reads(self) -> bool:
+        """Read through asyncio's selector where we can (a non-blocking fd on
+        asyncio); other backends and terminals use `anyio.wait_readable`."""
+        if self._fd.blocking:
+            return False
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:  # not asyncio (trio)
+            return False
+        try:
+            self._loop_reads = _LoopReads(loop, self._fd.fd)
+        except NotImplementedError:  # a loop without add_reader (Windows proactor)
+            return False
+        return True
+
     async def aclose(self) -> None:
+        if self._loop_reads is not None:
+            self._loop_reads.close()
         await self._fd.aclose()
 
 
@@ -166,29 +271,35 @@ class _FdWriter(ByteSendStream):
     """Writes a file descriptor without blocking the event loop (see `_Fd`).
 
     A send cancelled halfway keeps its remainder, written before the next
-    message, so the framing stays intact.
+    message, so the framing stays intact. Concurrent sends never interleave.
     """
+
+    sends_whole_messages = True
+    """Each `send` goes out whole even when several tasks send at once."""
 
     def __init__(self, fd: int) -> None:
         self._fd = _Fd(fd, poll_terminal=False)
         self._unsent = bytearray()
-        self._lock = anyio.Lock()
+        self._lock = anyio.Lock(fast_acquire=True)
 
     async def send(self, item: bytes) -> None:
         if self._fd.closed:
             raise anyio.ClosedResourceError
-        async with self._lock:
-            if not self._fd.polled:
+        if not self._fd.polled:
+            async with self._lock:
                 # Not abandoned on cancellation: a message is written whole.
                 await anyio.to_thread.run_sync(self._write_all, item)
+            return
+        rest: bytes | memoryview = item
+        if not self._unsent and not self._lock.locked():
+            # The common case: the pipe takes the whole message at once, with
+            # no lock and no trip through the event loop.
+            written = self._write(item)
+            if written == len(item):
                 return
-            if self._unsent:
-                self._unsent += item
-            else:
-                written = self._write(item)
-                if written == len(item):
-                    return
-                self._unsent += item[written:]
+            rest = memoryview(item)[written:]
+        async with self._lock:
+            self._unsent += rest
             while self._unsent:
                 await anyio.wait_writable(self._fd.fd)
                 del self._unsent[: self._write(self._unsent)]

@@ -35,9 +35,12 @@ from tests.unit.runtime.jsonrpc_support import (
 )
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
+@pytest.fixture(params=["asyncio", "trio"])
+def anyio_backend(request: pytest.FixtureRequest) -> str:
+    """Both backends: on asyncio requests run in plain tasks, elsewhere in the
+    connection's task group."""
+    backend: str = request.param
+    return backend
 
 
 # --- requests and responses -----------------------------------------------------

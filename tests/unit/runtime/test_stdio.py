@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import os
@@ -20,6 +21,7 @@ from anyio.abc import ByteReceiveStream, ByteSendStream
 from mcp_codegen_runtime.errors import RequestTimeoutError, TransportError
 from mcp_codegen_runtime.jsonrpc import Connection
 from mcp_codegen_runtime.transports import Transport
+from mcp_codegen_runtime.transports.lines import READ_CHUNK
 from mcp_codegen_runtime.transports.stdio import (
     DEFAULT_MAX_LINE_LENGTH,
     LineReader,
@@ -27,6 +29,7 @@ from mcp_codegen_runtime.transports.stdio import (
     StdioClientTransport,
     StdioTransport,
     TruncatedMessageError,
+    _FdReader,
     _FdWriter,
     stdio_client,
 )
@@ -41,9 +44,12 @@ QUICK = (0.2, 0.2)
 posix_only = pytest.mark.skipif(os.name != "posix", reason="POSIX signals")
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
+@pytest.fixture(params=["asyncio", "trio"])
+def anyio_backend(request: pytest.FixtureRequest) -> str:
+    """Both backends: asyncio reads through the selector's callbacks, others
+    through `anyio.wait_readable`."""
+    backend: str = request.param
+    return backend
 
 
 def program(name: str, *args: str) -> list[str]:
@@ -225,6 +231,94 @@ async def test_a_send_cancelled_halfway_is_completed_before_the_next() -> None:
     finally:
         await writer.aclose()
         assert os.get_blocking(write_fd)
+        os.close(read_fd)
+        os.close(write_fd)
+
+
+@posix_only
+@pytest.mark.anyio
+async def test_concurrent_sends_never_interleave_even_when_the_pipe_fills() -> None:
+    read_fd, write_fd = os.pipe()
+    writer = _FdWriter(write_fd)
+    messages = [bytes([65 + n]) * (100_000 + n) + b"\n" for n in range(8)]
+    received = bytearray()
+    total = sum(len(m) for m in messages)
+
+    async def drain() -> None:
+        await anyio.sleep(0.05)  # let the pipe fill first
+        while len(received) < total:
+            await anyio.wait_readable(read_fd)
+            received.extend(os.read(read_fd, 1 << 16))
+
+    try:
+        with anyio.fail_after(LIMIT):
+            async with anyio.create_task_group() as tasks:
+                tasks.start_soon(drain)
+                for message in messages:
+                    tasks.start_soon(writer.send, message)
+        assert sorted(bytes(received).split(b"\n")[:-1]) == [m[:-1] for m in messages]
+    finally:
+        await writer.aclose()
+        os.close(read_fd)
+        os.close(write_fd)
+
+
+@posix_only
+@pytest.mark.anyio
+async def test_the_reader_pauses_while_much_is_unread_and_sees_the_end() -> None:
+    read_fd, write_fd = os.pipe()
+    os.set_blocking(write_fd, False)
+    reader = _FdReader(read_fd)
+    try:
+        with anyio.fail_after(LIMIT):
+            os.write(write_fd, b"x")
+            assert await reader.receive() == b"x"
+            loop_reads = reader._loop_reads  # asyncio only: selector callbacks
+            sent = 0
+            # Keep the pipe full until the reader stops taking from it.
+            for _ in range(100):
+                with contextlib.suppress(BlockingIOError):
+                    while True:
+                        sent += os.write(write_fd, b"y" * READ_CHUNK)
+                await anyio.sleep(0.01)
+                if loop_reads is None or not loop_reads.reading:
+                    break
+            if loop_reads is not None:
+                assert not loop_reads.reading  # paused above the high-water mark
+            got = 0
+            while got < sent:
+                got += len(await reader.receive())
+            if loop_reads is not None:
+                assert loop_reads.reading
+            os.close(write_fd)
+            with pytest.raises(anyio.EndOfStream):
+                await reader.receive()
+    finally:
+        await reader.aclose()
+        os.close(read_fd)
+
+
+@posix_only
+@pytest.mark.anyio
+async def test_closing_the_reader_wakes_a_waiting_receive() -> None:
+    read_fd, write_fd = os.pipe()
+    reader = _FdReader(read_fd)
+    failure: list[BaseException] = []
+
+    async def wait() -> None:
+        try:
+            await reader.receive()
+        except anyio.ClosedResourceError as exc:
+            failure.append(exc)
+
+    try:
+        with anyio.fail_after(LIMIT):
+            async with anyio.create_task_group() as tasks:
+                tasks.start_soon(wait)
+                await anyio.wait_all_tasks_blocked()
+                await reader.aclose()
+        assert isinstance(failure[0], anyio.ClosedResourceError)
+    finally:
         os.close(read_fd)
         os.close(write_fd)
 
