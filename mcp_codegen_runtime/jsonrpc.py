@@ -13,8 +13,10 @@ Decisions worth knowing:
   (and an `McpError`), after sending `notifications/cancelled`.
 - `ping` goes to the handler first; when it raises `MethodNotFoundError` the
   engine answers `{}` itself, so liveness never depends on the handler.
-- End of stream (or `aclose`) fails pending requests with `TransportError`,
-  cancels handlers still running, and makes `run()` return.
+- End of stream fails pending requests with `TransportError`, gives handlers
+  still running `drain_timeout` seconds to send their replies (nothing a peer
+  sent before closing is dropped unanswered), then cancels them, and `run()`
+  returns; `aclose` cancels at once.
 - A malformed response cannot be answered with its id (that id names one of our
   own requests, not one of the peer's), so it gets -32600 with id null, and the
   request it names fails with `ProtocolError`.
@@ -92,6 +94,9 @@ logger = logging.getLogger(__name__)
 PING = "ping"
 CANCELLED = "notifications/cancelled"
 PROGRESS = "notifications/progress"
+DEFAULT_DRAIN_TIMEOUT = 2.0
+"""Seconds running requests get to reply after end of stream (a stdio client
+waits 2 s after closing stdin before SIGTERM)."""
 CANCEL_NOTICE_TIMEOUT = 5.0
 """Seconds a cancelled or timed-out request may spend telling the peer so."""
 
@@ -206,6 +211,10 @@ class Connection:
             every request with -32601 (except `ping`).
         allow_batches: accept JSON arrays of messages (revision 2025-03-26
             only); may be changed once the revision is negotiated.
+        drain_timeout: at end of stream, seconds the requests still running
+            get to finish and send their replies (the peer may have closed
+            only its sending side, as a stdio client closing stdin does);
+            then they are cancelled.
     """
 
     def __init__(
@@ -214,10 +223,13 @@ class Connection:
         handler: Handler | None = None,
         *,
         allow_batches: bool = False,
+        drain_timeout: float = DEFAULT_DRAIN_TIMEOUT,
     ) -> None:
         self.transport = transport
         self.handler = handler
         self.allow_batches = allow_batches
+        self.drain_timeout = drain_timeout
+        self._drained = anyio.Event()
         self._ids = itertools.count(1)
         self._pending: dict[int, _Pending] = {}
         self._in_flight: dict[RequestId, _Incoming] = {}
@@ -268,6 +280,7 @@ class Connection:
                 self._tasks = tasks
                 if not self._closed:
                     await self._read()
+                    await self._drain()
                 tasks.cancel_scope.cancel()
         finally:
             self._shut_down()
@@ -295,13 +308,24 @@ class Connection:
         """Whether the connection has stopped (no request can be sent)."""
         return self._closed
 
-    def _shut_down(self) -> None:
-        self._closed = True
+    async def _drain(self) -> None:
+        """After end of stream: fail our pending requests (no response can
+        come), then give running handlers `drain_timeout` to reply."""
+        self._fail_pending()
+        if self._in_flight:
+            with anyio.move_on_after(self.drain_timeout):
+                await self._drained.wait()
+
+    def _fail_pending(self) -> None:
         pending = list(self._pending.values())
         self._pending.clear()
         for waiter in pending:
             waiter.failure = TransportError("the connection closed")
             waiter.done.set()
+
+    def _shut_down(self) -> None:
+        self._closed = True
+        self._fail_pending()
         for incoming in self._in_flight.values():
             incoming.cancel()
         self._in_flight.clear()
@@ -584,6 +608,9 @@ class Connection:
         if self._in_flight.get(context.request_id) is not incoming:
             return None
         del self._in_flight[context.request_id]
+        if not self._in_flight:
+            self._drained.set()
+            self._drained = anyio.Event()
         return reply
 
     async def _call_for_reply(

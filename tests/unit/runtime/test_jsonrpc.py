@@ -380,6 +380,40 @@ async def test_end_of_stream_fails_pending_requests_and_ends_the_connection() ->
 
 
 @pytest.mark.anyio
+async def test_end_of_stream_lets_running_handlers_reply_first() -> None:
+    """A stdio client may close stdin right after its last request: the
+    requests already read are still answered (within drain_timeout)."""
+
+    async def slow(params: bytes | None) -> bytes:
+        await anyio.sleep(0.05)
+        return b'{"late":true}'
+
+    class HalfClosed:
+        """Delivers two requests, then end of stream; keeps what is sent."""
+
+        def __init__(self) -> None:
+            self.incoming = [request(1, "slow"), request(2, "slow")]
+            self.sent: list[Any] = []
+
+        async def receive(self) -> bytes:
+            if not self.incoming:
+                raise anyio.EndOfStream
+            return json.dumps(self.incoming.pop(0)).encode()
+
+        async def send(self, message: bytes) -> None:
+            self.sent.append(json.loads(message))
+
+        async def aclose(self) -> None:
+            pass
+
+    transport = HalfClosed()
+    with anyio.fail_after(LIMIT):
+        await Connection(transport, routes(slow=slow)).run()
+    assert sorted(reply["id"] for reply in transport.sent) == [1, 2]
+    assert all(reply["result"] == {"late": True} for reply in transport.sent)
+
+
+@pytest.mark.anyio
 async def test_end_of_stream_cancels_running_handlers_and_run_returns() -> None:
     started, cancelled = anyio.Event(), anyio.Event()
 
@@ -394,7 +428,7 @@ async def test_end_of_stream_cancels_running_handlers_and_run_returns() -> None:
 
     ours, theirs = memory_pair()
     peer = Peer(theirs)
-    connection = Connection(ours, routes(block=block))
+    connection = Connection(ours, routes(block=block), drain_timeout=0.1)
     with anyio.fail_after(LIMIT):
         async with anyio.create_task_group() as tasks:
             tasks.start_soon(connection.run)
