@@ -39,7 +39,7 @@ if TYPE_CHECKING:
     from collections.abc import Mapping
     from types import ModuleType
 
-    from .jsonrpc import Connection
+    from .jsonrpc import Peer
     from .request_state import RequestStateSealer
     from .spec import MethodSpec
 
@@ -95,7 +95,7 @@ class ClientExchange:
     """The negotiated revision's generated package."""
     client_capabilities: Mapping[str, Any]
     """The client's capabilities, as builtins (per connection or per request)."""
-    connection: Connection | None = None
+    connection: Peer | None = None
     """Legacy era: the connection to send requests over."""
     answers: list[Any] = field(default_factory=list[Any])
     """Modern era: the client's answers so far, in the order they were asked."""

@@ -31,7 +31,7 @@ import logging
 import typing
 from collections.abc import Awaitable, Callable, Coroutine
 from contextlib import AsyncExitStack
-from typing import TYPE_CHECKING, Any, TypeAlias, TypeVar
+from typing import TYPE_CHECKING, Any, Protocol, TypeAlias, TypeVar
 
 import anyio
 import msgspec
@@ -77,10 +77,13 @@ if TYPE_CHECKING:
 __all__ = [
     "Connection",
     "Handler",
+    "Peer",
     "RequestContext",
     "RequestId",
     "RequestTimeoutError",
     "current_request",
+    "request_in_progress",
+    "serve_request",
 ]
 
 T = TypeVar("T")
@@ -104,12 +107,32 @@ CANCEL_NOTICE_TIMEOUT = 5.0
 # --- the connection -----------------------------------------------------------
 
 
+class Peer(Protocol):
+    """The other side of a request, as its handler sees it: a `Connection`, or
+    the response stream of one HTTP request."""
+
+    async def notify(self, method: str, params: Any) -> None:
+        """Send a notification."""
+        ...
+
+    async def request(
+        self,
+        method: str,
+        params: Any,
+        result_type: Any,
+        *,
+        timeout: float | None = None,  # noqa: ASYNC109 - mirrors Connection
+    ) -> Any:
+        """Send a request and wait for its result."""
+        ...
+
+
 class RequestContext:
     """The incoming request a handler is serving; see `current_request()`."""
 
     def __init__(
         self,
-        connection: Connection,
+        connection: Peer,
         request_id: RequestId,
         method: str,
         progress_token: RequestId | None,
@@ -155,6 +178,38 @@ class RequestContext:
 _current: contextvars.ContextVar[RequestContext] = contextvars.ContextVar(
     "mcp_codegen_runtime.jsonrpc.current_request"
 )
+
+
+def request_in_progress() -> RequestContext | None:
+    """The request the calling code serves, or None outside any handler."""
+    return _current.get(None)
+
+
+async def serve_request(
+    handler: Handler | None, context: RequestContext, params: bytes | None
+) -> bytes:
+    """Serve one request with `context` current: the encoded response, a result
+    or the error the handler raised (-32603 without a traceback for anything
+    but `RpcError`; `ping` answered `{}` when the handler does not serve it)."""
+    request_id = context.request_id
+    token = _current.set(context)
+    try:
+        if handler is None:
+            raise MethodNotFoundError(context.method)
+        result = await handler(context.method, params)
+    except MethodNotFoundError as exc:
+        if context.method == PING:
+            return encoder.encode(OutResult(id=request_id, result=Raw(b"{}")))
+        return error_reply(request_id, exc)
+    except RpcError as exc:
+        return error_reply(request_id, exc)
+    except Exception:
+        logger.exception("handler of %s failed", context.method)
+        return internal_error(request_id)
+    finally:
+        _current.reset(token)
+    raw = Raw(b"{}" if result is None else result)
+    return encoder.encode(OutResult(id=request_id, result=raw))
 
 
 def current_request() -> RequestContext:
@@ -598,12 +653,8 @@ class Connection:
         """Run the handler of one request; the reply, or None once cancelled."""
         context = incoming.context
         reply: bytes | None = None
-        token = _current.set(context)
-        try:
-            with incoming.scope:
-                reply = await self._call_for_reply(context, incoming.params)
-        finally:
-            _current.reset(token)
+        with incoming.scope:
+            reply = await serve_request(self.handler, context, incoming.params)
         # A cancellation that arrived first removed the entry: stay silent.
         if self._in_flight.get(context.request_id) is not incoming:
             return None
@@ -612,24 +663,6 @@ class Connection:
             self._drained.set()
             self._drained = anyio.Event()
         return reply
-
-    async def _call_for_reply(
-        self, context: RequestContext, params: bytes | None
-    ) -> bytes:
-        request_id = context.request_id
-        try:
-            result = await self._call(context.method, params)
-        except MethodNotFoundError as exc:
-            if context.method == PING:
-                return encoder.encode(OutResult(id=request_id, result=Raw(b"{}")))
-            return error_reply(request_id, exc)
-        except RpcError as exc:
-            return error_reply(request_id, exc)
-        except Exception:
-            logger.exception("handler of %s failed", context.method)
-            return internal_error(request_id)
-        raw = Raw(b"{}" if result is None else result)
-        return encoder.encode(OutResult(id=request_id, result=raw))
 
     async def _notified(self, method: str, params: bytes | None) -> None:
         try:

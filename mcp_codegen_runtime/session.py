@@ -77,7 +77,7 @@ from .dispatch import (
     revision_of,
 )
 from .errors import ErrorCode, MethodNotFoundError, RpcError
-from .jsonrpc import current_request
+from .jsonrpc import Connection, current_request
 from .request_state import RequestStateSealer, request_binding
 from .wire import UNSET, convert, encode, marker_members, to_builtins
 
@@ -482,7 +482,8 @@ class ServerConnection:
         result = encode(session.initialize_result(version))
         capabilities = to_builtins(decoded.capabilities)
         connection = current_request().connection
-        connection.allow_batches = version in BATCH_VERSIONS
+        if isinstance(connection, Connection):
+            connection.allow_batches = version in BATCH_VERSIONS
         self.initialize_params = decoded
         self.protocol_version = version
         self.era = "legacy"
