@@ -1,0 +1,213 @@
+"""Sessions of the legacy Streamable HTTP transport (2025-03-26 to 2025-11-25).
+
+A server may give a session id in the `Mcp-Session-Id` header of its
+`initialize` response; the client then sends it with every request. 2026-07-28
+has no sessions: its requests carry no id and get none.
+
+- Ids come from `secrets.token_urlsafe(32)`: 256 random bits in 43 characters
+  of ``[A-Za-z0-9_-]``, inside the visible ASCII (0x21 to 0x7E) the spec
+  requires.
+- An incoming id is validated (visible ASCII, at most `MAX_SESSION_ID_LENGTH`
+  characters) before any lookup; an invalid one is simply not found, which
+  the spec answers with 404 as it does an expired or closed session.
+- A session expires after `idle_timeout_s` seconds without use. Expired
+  sessions are removed lazily (by `create` and `get`) or by `sweep`; each is
+  passed to `on_expire`, whichever call removed it, so its owner can close it.
+  A session held with `use` (a request or stream in flight) never expires.
+- At most `max_sessions` live at once; `create` then raises
+  `SessionLimitError`, which a server answers with 503 (as the Python SDK
+  does), leaving existing sessions alone.
+- The defaults follow the Python SDK: 30 minutes idle, 10 000 sessions.
+- Time comes from `clock` (`time.monotonic` unless told), so tests control it.
+"""
+
+from __future__ import annotations
+
+import secrets
+import time
+from collections import OrderedDict
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Final, Generic, TypeVar
+
+from ...errors import McpError
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Generator
+
+__all__ = [
+    "DEFAULT_IDLE_TIMEOUT_S",
+    "DEFAULT_MAX_SESSIONS",
+    "MAX_SESSION_ID_LENGTH",
+    "SESSION_ID_HEADER",
+    "SessionLimitError",
+    "SessionRegistry",
+    "is_valid_session_id",
+    "new_session_id",
+]
+
+SESSION_ID_HEADER: Final = "Mcp-Session-Id"
+MAX_SESSION_ID_LENGTH: Final = 256
+"""Characters an incoming session id may hold (ours have 43)."""
+DEFAULT_IDLE_TIMEOUT_S: Final = 30 * 60.0
+DEFAULT_MAX_SESSIONS: Final = 10_000
+
+T = TypeVar("T")
+
+
+def new_session_id() -> str:
+    """A fresh, cryptographically random session id."""
+    return secrets.token_urlsafe(32)
+
+
+def is_valid_session_id(value: str) -> bool:
+    """Whether `value` can be a session id: 1 to `MAX_SESSION_ID_LENGTH`
+    characters of visible ASCII."""
+    return 0 < len(value) <= MAX_SESSION_ID_LENGTH and all(
+        "\x21" <= c <= "\x7e" for c in value
+    )
+
+
+class SessionLimitError(McpError):
+    """No session was created: `max_sessions` are live (answer 503)."""
+
+    def __init__(self, limit: int) -> None:
+        super().__init__(f"too many sessions: {limit} are open")
+        self.limit = limit
+
+
+@dataclass(slots=True)
+class _Entry(Generic[T]):
+    value: T
+    last_used: float
+    users: int = 0
+
+
+class SessionRegistry(Generic[T]):
+    """Live sessions by id, each holding a value of the server's choice.
+
+    Args:
+        idle_timeout_s: seconds without use before a session expires; None
+            for never.
+        max_sessions: sessions live at once; None for no limit.
+        on_expire: called with (id, value) for each expired session removed.
+        clock: the current time in seconds (monotonic).
+    """
+
+    def __init__(
+        self,
+        *,
+        idle_timeout_s: float | None = DEFAULT_IDLE_TIMEOUT_S,
+        max_sessions: int | None = DEFAULT_MAX_SESSIONS,
+        on_expire: Callable[[str, T], object] | None = None,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        if idle_timeout_s is not None and not idle_timeout_s > 0:
+            raise ValueError(f"idle_timeout_s must be positive: {idle_timeout_s}")
+        if max_sessions is not None and max_sessions < 1:
+            raise ValueError(f"max_sessions must be positive: {max_sessions}")
+        self.idle_timeout_s = idle_timeout_s
+        self.max_sessions = max_sessions
+        self._on_expire = on_expire
+        self._clock = clock
+        # Least recently used first, so expired sessions are found at the front.
+        self._entries: OrderedDict[str, _Entry[T]] = OrderedDict()
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def __contains__(self, session_id: object) -> bool:
+        return session_id in self._entries
+
+    def create(self, value: T) -> str:
+        """Register a session holding `value`; its new id.
+
+        Raises:
+            SessionLimitError: `max_sessions` are live, even after expiry.
+        """
+        now = self._clock()
+        self.sweep(now)
+        if self.max_sessions is not None and len(self._entries) >= self.max_sessions:
+            raise SessionLimitError(self.max_sessions)
+        session_id = new_session_id()
+        while session_id in self._entries:  # pragma: no cover - 2**-256
+            session_id = new_session_id()
+        self._entries[session_id] = _Entry(value, now)
+        return session_id
+
+    def get(self, session_id: str) -> T | None:
+        """The session's value, its idle time restarting; None when the id is
+        invalid, unknown, closed or expired."""
+        now = self._clock()
+        self.sweep(now)
+        entry = self._lookup(session_id)
+        if entry is None:
+            return None
+        self._touch(session_id, entry, now)
+        return entry.value
+
+    @contextmanager
+    def use(self, session_id: str) -> Generator[T | None]:
+        """Hold a session while a request or stream is in flight: it cannot
+        expire meanwhile, and its idle time restarts at the end. Yields what
+        `get` returns."""
+        now = self._clock()
+        self.sweep(now)
+        entry = self._lookup(session_id)
+        if entry is not None:
+            entry.users += 1
+            self._touch(session_id, entry, now)
+        try:
+            yield None if entry is None else entry.value
+        finally:
+            if entry is not None:
+                entry.users -= 1
+                if self._entries.get(session_id) is entry:
+                    self._touch(session_id, entry, self._clock())
+
+    def close(self, session_id: str) -> T | None:
+        """Remove a session; its value, or None when there was none."""
+        if not is_valid_session_id(session_id):
+            return None
+        entry = self._entries.pop(session_id, None)
+        return None if entry is None else entry.value
+
+    def close_all(self) -> list[tuple[str, T]]:
+        """Remove every session (at shutdown); the (id, value) pairs."""
+        removed = [(sid, entry.value) for sid, entry in self._entries.items()]
+        self._entries.clear()
+        return removed
+
+    def sweep(self, now: float | None = None) -> list[tuple[str, T]]:
+        """Remove the sessions idle for `idle_timeout_s` at `now` (default:
+        the clock's time); the (id, value) pairs, each also passed to
+        `on_expire`."""
+        if self.idle_timeout_s is None:
+            return []
+        deadline = (self._clock() if now is None else now) - self.idle_timeout_s
+        expired: list[tuple[str, T]] = []
+        held: list[str] = []
+        for sid, entry in self._entries.items():
+            if entry.last_used > deadline:
+                break
+            if entry.users:
+                held.append(sid)
+            else:
+                expired.append((sid, entry.value))
+        for sid, _ in expired:
+            del self._entries[sid]
+        for sid in held:  # in use: checked again once released
+            self._entries.move_to_end(sid)
+        if self._on_expire is not None:
+            for sid, value in expired:
+                self._on_expire(sid, value)
+        return expired
+
+    def _lookup(self, session_id: str) -> _Entry[T] | None:
+        if not is_valid_session_id(session_id):
+            return None
+        return self._entries.get(session_id)
+
+    def _touch(self, session_id: str, entry: _Entry[T], now: float) -> None:
+        entry.last_used = max(entry.last_used, now)
+        self._entries.move_to_end(session_id)
