@@ -1,0 +1,177 @@
+"""One legacy HTTP session as a `Transport`: POST bodies in, messages routed out.
+
+A legacy (2025) Streamable HTTP session is one JSON-RPC conversation spread
+over many HTTP requests, so it runs on one `Connection` whose transport is a
+`SessionMux`:
+
+- `feed()` hands the engine the messages of a POST body, and registers the
+  POST as the stream that answers the requests among them;
+- `send()` routes each outgoing message: a response goes to the POST that
+  carried its request; a notification or request sent while a handler serves
+  request X goes to X's POST stream (so progress and server→client requests
+  reach the client on the request's own SSE stream); anything else goes to
+  the standalone GET stream when one is open, and is dropped (and logged)
+  otherwise.
+
+Streams are unbounded memory channels, so the engine never waits on a slow
+HTTP client; a POST whose client went away stops being a destination.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import typing
+from typing import TYPE_CHECKING, Any
+
+import anyio
+import msgspec
+
+from ...jsonrpc import request_in_progress
+
+if TYPE_CHECKING:
+    from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
+
+    from ...jsonrpc import RequestId
+
+__all__ = ["ResponseStream", "SessionMux"]
+
+logger = logging.getLogger(__name__)
+
+
+class _Probe(msgspec.Struct):
+    id: int | str | None = None
+    method: str | None = None
+
+
+_probe = msgspec.json.Decoder(_Probe)
+_batch_probe = msgspec.json.Decoder(list[_Probe])
+
+
+class ResponseStream:
+    """The messages bound for one HTTP response (a POST's, or the GET stream)."""
+
+    def __init__(self, request_ids: frozenset[RequestId] = frozenset()) -> None:
+        self.request_ids = request_ids
+        """The requests this stream answers (empty for the GET stream)."""
+        self._unanswered = set(request_ids)
+        self.principal: object = None
+        sender, receiver = anyio.create_memory_object_stream[bytes](math.inf)
+        self._sender: MemoryObjectSendStream[bytes] = sender
+        self.messages: MemoryObjectReceiveStream[bytes] = receiver
+
+    def put(self, message: bytes) -> None:
+        """Queue a message; ignored once the stream is closed."""
+        try:
+            self._sender.send_nowait(message)
+        except (anyio.ClosedResourceError, anyio.BrokenResourceError):
+            logger.debug("a message for a closed response stream was dropped")
+
+    def close(self) -> None:
+        """No more messages will be put."""
+        self._sender.close()
+
+    def completed_by(self, message: bytes) -> bool:
+        """Note `message`, read from the stream; whether every request the
+        stream answers now has its response."""
+        if message.startswith(b"["):
+            ids = [reply.id for reply in _batch_probe.decode(message)]
+        else:
+            probe = _probe.decode(message)
+            ids = [probe.id] if probe.method is None else []
+        self._unanswered.difference_update(ids)
+        return bool(self.request_ids) and not self._unanswered
+
+
+class SessionMux:
+    """The transport of one legacy HTTP session's `Connection`."""
+
+    def __init__(self) -> None:
+        sender, receiver = anyio.create_memory_object_stream[bytes](math.inf)
+        self._incoming_send: MemoryObjectSendStream[bytes] = sender
+        self._incoming: MemoryObjectReceiveStream[bytes] = receiver
+        self._by_request: dict[RequestId, ResponseStream] = {}
+        self.standalone: ResponseStream | None = None
+        """The open GET stream, if any."""
+        self.closed = False
+
+    # -- from HTTP requests --
+
+    def feed(self, body: bytes, stream: ResponseStream | None) -> None:
+        """Hand the engine one POST body; `stream` answers its requests.
+
+        Raises:
+            anyio.ClosedResourceError: the session is closed.
+        """
+        if stream is not None:
+            for request_id in stream.request_ids:
+                self._by_request[request_id] = stream
+        self._incoming_send.send_nowait(body)
+
+    def forget(self, stream: ResponseStream) -> None:
+        """Stop routing to `stream` (its HTTP response has ended)."""
+        for request_id in stream.request_ids:
+            if self._by_request.get(request_id) is stream:
+                del self._by_request[request_id]
+        stream.close()
+
+    def principal_of(self, request_id: RequestId) -> object:
+        """What the app's authentication hook returned for a request's POST."""
+        stream = self._by_request.get(request_id)
+        return None if stream is None else stream.principal
+
+    # -- the Transport protocol --
+
+    async def receive(self) -> bytes:
+        """The next message POSTed to the session."""
+        try:
+            return await self._incoming.receive()
+        except anyio.EndOfStream:
+            raise anyio.EndOfStream from None
+
+    async def send(self, message: bytes) -> None:
+        """Route one outgoing message (see the module docstring)."""
+        if self.closed:
+            raise anyio.ClosedResourceError
+        stream = self._destination(message)
+        if stream is None:
+            logger.info("no open stream for a server message; dropped: %.200r", message)
+            return
+        stream.put(message)
+
+    def _destination(self, message: bytes) -> ResponseStream | None:
+        if message.startswith(b"["):
+            replies = _batch_probe.decode(message)
+            ids = [reply.id for reply in replies if reply.id is not None]
+            return self._by_request.get(ids[0]) if ids else None
+        probe = _probe.decode(message)
+        if probe.method is None:
+            return None if probe.id is None else self._by_request.get(probe.id)
+        context = request_in_progress()
+        if context is not None:
+            stream = self._by_request.get(context.request_id)
+            if stream is not None:
+                return stream
+        return self.standalone
+
+    async def aclose(self) -> None:
+        """End the session: the engine sees end of stream, streams close."""
+        self.closed = True
+        self._incoming_send.close()
+        for stream in {*self._by_request.values()}:
+            stream.close()
+        self._by_request.clear()
+        if self.standalone is not None:
+            self.standalone.close()
+
+
+def message_ids(messages: list[Any] | dict[str, Any]) -> frozenset[RequestId]:
+    """The ids of the requests in a decoded POST body (one message or a batch)."""
+    items: list[Any] = messages if isinstance(messages, list) else [messages]
+    found: set[RequestId] = set()
+    for item in items:
+        if isinstance(item, dict) and "method" in item:
+            request_id: object = typing.cast("dict[str, Any]", item).get("id")
+            if isinstance(request_id, int | str) and not isinstance(request_id, bool):
+                found.add(request_id)
+    return frozenset(found)

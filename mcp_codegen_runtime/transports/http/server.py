@@ -1,0 +1,658 @@
+"""The Streamable HTTP server: an ASGI app serving a `ServerSession` at one path.
+
+    app = McpHttpApp(session)                  # mount it anywhere ASGI runs
+    serve_http(session, port=8000)             # or run it with uvicorn
+
+What happens to a request, in order:
+
+1. Guards (`security.py`): Host (DNS-rebinding allow-list when bound to
+   loopback), Origin (403), Content-Type (415), Accept (406), body size (413),
+   then the optional `authenticate` hook (401 with `WWW-Authenticate: Bearer`).
+2. POST with a 2026 request (its params carry the `_meta` protocol version):
+   stateless. The standard headers must match the body (400, -32020); the
+   request is served on its own response (`serve_request`), as JSON, or as an
+   SSE stream once the handler sends a notification before its result; a
+   client that goes away cancels it.
+3. POST otherwise: a legacy (2025) session. `initialize` creates one (its id
+   in `Mcp-Session-Id`); later requests must carry that id (400 without, 404
+   for an unknown or expired one) and a supported `MCP-Protocol-Version`
+   (absent: the negotiated one). Each session is one `Connection` over a
+   `SessionMux`; a POST of only notifications or responses gets 202.
+4. GET opens the session's standalone SSE stream (405 with `Allow` for a
+   server without legacy revisions); DELETE ends the session.
+
+Sessions expire after `idle_timeout_s` unused; at most `max_sessions` live at
+once (503 beyond). Resumability (`Last-Event-ID`) is not offered: streams carry
+no event ids, which the specification allows.
+
+The app runs sessions in asyncio tasks, so it needs an asyncio server
+(uvicorn, hypercorn's asyncio worker).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextvars
+import logging
+import typing
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import anyio
+import msgspec
+
+from ...errors import ErrorCode, ProtocolError
+from ...jsonrpc import Connection, RequestContext, request_in_progress, serve_request
+from .headers import (
+    PROTOCOL_VERSION_HEADER,
+    HttpError,
+    HttpHeaders,
+    check_param_headers,
+    check_request_headers,
+    protocol_version,
+)
+from .mux import ResponseStream, SessionMux, message_ids
+from .security import SecurityPolicy, check_body_size, check_request
+from .sessions import SessionLimitError, SessionRegistry, is_valid_session_id
+from .sse import encode_event
+
+if TYPE_CHECKING:
+    from collections.abc import Awaitable, Callable, Iterable, Mapping
+
+    from ...session import ServerConnection, ServerSession
+
+__all__ = ["HttpRequest", "McpHttpApp", "http_principal", "serve_http"]
+
+logger = logging.getLogger(__name__)
+
+SESSION_HEADER = "mcp-session-id"
+META_PROTOCOL_VERSION = "io.modelcontextprotocol/protocolVersion"
+INITIALIZE = "initialize"
+
+Scope = dict[str, Any]
+
+
+@dataclass(frozen=True)
+class HttpRequest:
+    """What the `authenticate` hook sees of a request."""
+
+    method: str
+    path: str
+    headers: HttpHeaders
+    client: tuple[str, int] | None
+
+
+_principal: contextvars.ContextVar[object] = contextvars.ContextVar(
+    "mcp_codegen_runtime.http.principal", default=None
+)
+
+
+def http_principal() -> object:
+    """What `authenticate` returned for the HTTP request being served (None
+    outside HTTP or without a hook)."""
+    found = _principal.get()
+    if found is not None:
+        return found
+    context = request_in_progress()
+    if context is not None and isinstance(context.connection, Connection):
+        transport = context.connection.transport
+        if isinstance(transport, SessionMux):
+            return transport.principal_of(context.request_id)
+    return None
+
+
+@dataclass
+class _LegacySession:
+    mux: SessionMux
+    connection: Connection
+    handler: ServerConnection
+    task: asyncio.Task[None] | None = None
+
+
+class _Refused(Exception):
+    """An HTTP error answer, raised to unwind to the request's top."""
+
+    def __init__(self, error: HttpError, headers: Mapping[str, str] | None = None):
+        super().__init__(error.message)
+        self.error = error
+        self.headers = dict(headers or {})
+
+
+def _refuse(
+    status: int, message: str, code: int = ErrorCode.INVALID_REQUEST
+) -> _Refused:
+    return _Refused(HttpError(status, message, code))
+
+
+class McpHttpApp:
+    """The ASGI app of an MCP endpoint; see the module docstring.
+
+    Args:
+        session: what to serve.
+        path: the endpoint's path.
+        policy: the security guards (default: `SecurityPolicy.for_bind` of
+            127.0.0.1 on any port, i.e. local clients only).
+        authenticate: called with each request; return who it is (readable in
+            handlers with `http_principal()`), or None to answer 401.
+        idle_timeout_s, max_sessions: the legacy session limits.
+        tool_input_schema: the `inputSchema` of a tool by name, to check the
+            2026 `Mcp-Param-*` headers of `tools/call` against the arguments.
+    """
+
+    def __init__(
+        self,
+        session: ServerSession,
+        *,
+        path: str = "/mcp",
+        policy: SecurityPolicy | None = None,
+        authenticate: Callable[[HttpRequest], Awaitable[object]] | None = None,
+        idle_timeout_s: float | None = 1800.0,
+        max_sessions: int | None = 10_000,
+        tool_input_schema: Callable[[str], Mapping[str, Any] | None] | None = None,
+    ) -> None:
+        self.session = session
+        self.path = path
+        self.policy = policy or SecurityPolicy.for_bind("127.0.0.1", 0)
+        self.authenticate = authenticate
+        self.tool_input_schema = tool_input_schema
+        self.sessions: SessionRegistry[_LegacySession] = SessionRegistry(
+            idle_timeout_s=idle_timeout_s,
+            max_sessions=max_sessions,
+            on_expire=lambda _id, state: self._end(state),
+        )
+        self._modern = session.handler() if session.modern_versions else None
+
+    # -- ASGI --
+
+    async def __call__(self, scope: Scope, receive: Any, send: Any) -> None:
+        if scope["type"] == "lifespan":
+            await self._lifespan(receive, send)
+            return
+        if scope["type"] != "http":
+            return
+        if scope.get("path") != self.path:
+            await _respond(send, 404, b"", "text/plain")
+            return
+        headers = HttpHeaders.from_asgi(scope["headers"])
+        method: str = scope["method"]
+        try:
+            refused = check_request(method, headers, self.policy)
+            if refused is not None:
+                raise _Refused(refused)
+            principal = await self._authenticate(scope, headers)
+            token = _principal.set(principal)
+            try:
+                await self._route(method, headers, receive, send, principal)
+            finally:
+                _principal.reset(token)
+        except _Refused as refusal:
+            error = refusal.error
+            await _respond(
+                send, error.status, error.body(), "application/json", refusal.headers
+            )
+
+    async def _lifespan(self, receive: Any, send: Any) -> None:
+        while True:
+            message = await receive()
+            if message["type"] == "lifespan.startup":
+                await send({"type": "lifespan.startup.complete"})
+            elif message["type"] == "lifespan.shutdown":
+                await self.aclose()
+                await send({"type": "lifespan.shutdown.complete"})
+                return
+
+    async def aclose(self) -> None:
+        """End every legacy session."""
+        for _, state in self.sessions.close_all():
+            self._end(state)
+
+    async def _authenticate(self, scope: Scope, headers: HttpHeaders) -> object:
+        if self.authenticate is None:
+            return None
+        client = scope.get("client")
+        request = HttpRequest(
+            scope["method"],
+            scope.get("path", ""),
+            headers,
+            tuple(client) if client else None,
+        )
+        principal = await self.authenticate(request)
+        if principal is None:
+            raise _Refused(
+                HttpError(401, "Unauthorized: missing or invalid credentials"),
+                {"www-authenticate": "Bearer"},
+            )
+        return principal
+
+    async def _route(
+        self,
+        method: str,
+        headers: HttpHeaders,
+        receive: Any,
+        send: Any,
+        principal: object,
+    ) -> None:
+        self.sessions.sweep()
+        if method == "POST":
+            body = await self._read_body(receive)
+            await self._post(headers, body, receive, send, principal)
+        elif method == "GET":
+            await self._get(headers, receive, send)
+        elif method == "DELETE":
+            await self._delete(headers, send)
+        else:
+            raise _Refused(
+                HttpError(405, f"Method not allowed: {method}"),
+                {"allow": self._allowed()},
+            )
+
+    def _allowed(self) -> str:
+        return "GET, POST, DELETE" if self.session.legacy_versions else "POST"
+
+    async def _read_body(self, receive: Any) -> bytes:
+        chunks: list[bytes] = []
+        size = 0
+        while True:
+            message = await receive()
+            if message["type"] == "http.disconnect":
+                raise _refuse(400, "the client went away")
+            chunk: bytes = message.get("body", b"")
+            size += len(chunk)
+            too_big = check_body_size(size, self.policy)
+            if too_big is not None:
+                raise _Refused(too_big)
+            chunks.append(chunk)
+            if not message.get("more_body", False):
+                return b"".join(chunks)
+
+    # -- POST --
+
+    async def _post(
+        self,
+        headers: HttpHeaders,
+        body: bytes,
+        receive: Any,
+        send: Any,
+        principal: object,
+    ) -> None:
+        try:
+            decoded: object = msgspec.json.decode(body)
+        except msgspec.DecodeError as exc:
+            raise _refuse(400, f"Parse error: {exc}", ErrorCode.PARSE_ERROR) from None
+        if isinstance(decoded, list):
+            batch: list[Any] = [*typing.cast("Iterable[Any]", decoded)]
+            if not batch:
+                raise _refuse(400, "an empty batch")
+            await self._post_legacy(headers, body, batch, receive, send, principal)
+            return
+        message = _members(decoded)
+        if not message:
+            raise _refuse(400, "the body must be a JSON-RPC message")
+        if self._modern is not None and _envelope_version(message) is not None:
+            await self._post_modern(headers, message, receive, send)
+            return
+        await self._post_legacy(headers, body, message, receive, send, principal)
+
+    async def _post_legacy(
+        self,
+        headers: HttpHeaders,
+        body: bytes,
+        message: dict[str, Any] | list[Any],
+        receive: Any,
+        send: Any,
+        principal: object,
+    ) -> None:
+        if not self.session.legacy_versions:
+            raise _refuse(
+                400, f"requests must carry params._meta[{META_PROTOCOL_VERSION!r}]"
+            )
+        session_id = headers.get(SESSION_HEADER)
+        if isinstance(message, dict) and message.get("method") == INITIALIZE:
+            session_id, state = self._open_session()
+        else:
+            if session_id is None:
+                raise _refuse(400, "Bad Request: the Mcp-Session-Id header is required")
+            found = self.sessions.get(session_id)
+            if found is None:
+                raise _refuse(404, "Session not found (unknown or expired)")
+            state = found
+            version = protocol_version(
+                headers,
+                self.session.legacy_versions,
+                negotiated=state.handler.protocol_version,
+            )
+            if isinstance(version, HttpError):
+                raise _Refused(version)
+            if isinstance(message, list) and not state.connection.allow_batches:
+                raise _refuse(
+                    400, "batches are not supported by the negotiated protocol revision"
+                )
+        ids = message_ids(message)
+        stream = ResponseStream(ids) if ids else None
+        if stream is not None:
+            stream.principal = principal
+        try:
+            state.mux.feed(body, stream)
+        except anyio.ClosedResourceError:
+            raise _refuse(404, "Session not found (closed)") from None
+        extra = {SESSION_HEADER: session_id}
+        if stream is None:
+            await _respond(send, 202, b"", None, extra)
+            return
+        with self.sessions.use(session_id):
+            try:
+                await _answer(stream, receive, send, extra, on_disconnect=None)
+            finally:
+                state.mux.forget(stream)
+
+    def _open_session(self) -> tuple[str, _LegacySession]:
+        mux = SessionMux()
+        handler = self.session.handler()
+        connection = Connection(mux, handler)
+        state = _LegacySession(mux, connection, handler)
+        try:
+            session_id = self.sessions.create(state)
+        except SessionLimitError:
+            raise _Refused(
+                HttpError(503, "Too many sessions; try again later"),
+                {"retry-after": "30"},
+            ) from None
+        state.task = asyncio.get_running_loop().create_task(connection.run())
+        return session_id, state
+
+    def _end(self, state: _LegacySession) -> None:
+        """Close a session's connection (its runner task then finishes)."""
+        state.mux.closed = True
+        asyncio.get_running_loop().create_task(state.connection.aclose())
+
+    async def _post_modern(
+        self, headers: HttpHeaders, message: dict[str, Any], receive: Any, send: Any
+    ) -> None:
+        assert self._modern is not None
+        method = message.get("method")
+        request_id = message.get("id")
+        if not isinstance(method, str):
+            raise _refuse(400, "a 2026 POST carries one request or notification")
+        version = _envelope_version(message)
+        if version not in self.session.modern_versions:
+            error = self.session.unsupported(version)
+            raise _Refused(HttpError(400, error.message, error.code, error.data))
+        if request_id is None:
+            await _respond(send, 202, b"", None)
+            await self._modern(method, _params_bytes(message))
+            return
+        mismatch = check_request_headers(headers, message) or self._param_mismatch(
+            message, headers
+        )
+        if mismatch is not None:
+            await _respond(
+                send, 400, mismatch.body(request_id), "application/json", None
+            )
+            return
+        stream = ResponseStream(frozenset({request_id}))
+        peer = _StreamPeer(stream)
+        context = RequestContext(peer, request_id, method, _progress_token(message))
+        params = _params_bytes(message)
+        handler = self._modern
+
+        async def run() -> None:
+            stream.put(await serve_request(handler, context, params))
+
+        async with anyio.create_task_group() as tasks:
+            tasks.start_soon(run)
+            await _answer(
+                stream, receive, send, {}, on_disconnect=tasks.cancel_scope.cancel
+            )
+
+    def _param_mismatch(
+        self, message: dict[str, Any], headers: HttpHeaders
+    ) -> HttpError | None:
+        if self.tool_input_schema is None or message.get("method") != "tools/call":
+            return None
+        params = _members(message.get("params"))
+        name = params.get("name")
+        if not isinstance(name, str):
+            return None
+        arguments = params.get("arguments")
+        return check_param_headers(
+            self.tool_input_schema(name),
+            _members(arguments) if arguments is not None else None,
+            headers,
+        )
+
+    # -- GET and DELETE --
+
+    async def _get(self, headers: HttpHeaders, receive: Any, send: Any) -> None:
+        version = headers.get(PROTOCOL_VERSION_HEADER)
+        if not self.session.legacy_versions or version in self.session.modern_versions:
+            raise _Refused(
+                HttpError(405, "This server offers no standalone SSE stream"),
+                {"allow": self._allowed()},
+            )
+        session_id = headers.get(SESSION_HEADER)
+        if session_id is None:
+            raise _refuse(400, "Bad Request: the Mcp-Session-Id header is required")
+        state = self.sessions.get(session_id)
+        if state is None:
+            raise _refuse(404, "Session not found (unknown or expired)")
+        if state.mux.standalone is not None:
+            raise _refuse(409, "This session already has a standalone SSE stream")
+        stream = ResponseStream()
+        state.mux.standalone = stream
+        try:
+            with self.sessions.use(session_id):
+                await _stream_events(
+                    stream, receive, send, {SESSION_HEADER: session_id}
+                )
+        finally:
+            if state.mux.standalone is stream:
+                state.mux.standalone = None
+            stream.close()
+
+    async def _delete(self, headers: HttpHeaders, send: Any) -> None:
+        if not self.session.legacy_versions:
+            raise _Refused(
+                HttpError(405, "This server keeps no sessions"),
+                {"allow": self._allowed()},
+            )
+        session_id = headers.get(SESSION_HEADER)
+        if session_id is None or not is_valid_session_id(session_id):
+            raise _refuse(400, "Bad Request: the Mcp-Session-Id header is required")
+        state = self.sessions.close(session_id)
+        if state is None:
+            raise _refuse(404, "Session not found (unknown or expired)")
+        self._end(state)
+        await _respond(send, 200, b"", None)
+
+
+class _StreamPeer:
+    """The `Peer` of a stateless 2026 request: notifications go on its own
+    response stream; requests to the client go through `request_client`."""
+
+    def __init__(self, stream: ResponseStream) -> None:
+        self.stream = stream
+
+    async def notify(self, method: str, params: Any) -> None:
+        message: dict[str, Any] = {"jsonrpc": "2.0", "method": method}
+        if params is not None:
+            message["params"] = params
+        from ...wire import encode
+
+        self.stream.put(encode(message))
+
+    async def request(
+        self,
+        method: str,
+        params: Any,
+        result_type: Any,
+        *,
+        timeout: float | None = None,  # noqa: ASYNC109 - mirrors Connection
+    ) -> Any:
+        raise ProtocolError(
+            f"{method}: a 2026 request cannot wait for the client; "
+            "use request_client (it answers InputRequiredResult)"
+        )
+
+
+# --- writing responses -------------------------------------------------------------
+
+
+async def _respond(
+    send: Any,
+    status: int,
+    body: bytes,
+    content_type: str | None,
+    extra: Mapping[str, str] | None = None,
+) -> None:
+    headers = [(b"content-length", str(len(body)).encode())]
+    if content_type is not None:
+        headers.append((b"content-type", content_type.encode()))
+    for name, value in (extra or {}).items():
+        headers.append((name.encode("latin-1"), value.encode("latin-1")))
+    await send({"type": "http.response.start", "status": status, "headers": headers})
+    await send({"type": "http.response.body", "body": body})
+
+
+_SSE_HEADERS = [
+    (b"content-type", b"text/event-stream"),
+    (b"cache-control", b"no-cache"),
+    (b"x-accel-buffering", b"no"),
+]
+
+
+async def _answer(
+    stream: ResponseStream,
+    receive: Any,
+    send: Any,
+    extra: Mapping[str, str],
+    *,
+    on_disconnect: Callable[[], object] | None,
+) -> None:
+    """Answer a POST: JSON when its first message completes it, else SSE.
+
+    With `on_disconnect`, the client going away calls it and ends the answer;
+    without, the answer is written to the end (legacy requests go on when
+    their client leaves: disconnection is not cancellation there).
+    """
+    if on_disconnect is None:
+        await _write_answer(stream, send, extra)
+        return
+    async with anyio.create_task_group() as tasks:
+        tasks.start_soon(_watch_disconnect, receive, on_disconnect, tasks.cancel_scope)
+        await _write_answer(stream, send, extra)
+        tasks.cancel_scope.cancel()
+
+
+async def _watch_disconnect(
+    receive: Any, on_disconnect: Callable[[], object], scope: anyio.CancelScope
+) -> None:
+    while (await receive())["type"] != "http.disconnect":
+        pass
+    on_disconnect()
+    scope.cancel()
+
+
+async def _write_answer(
+    stream: ResponseStream, send: Any, extra: Mapping[str, str]
+) -> None:
+    first = await _next(stream)
+    if first is None:
+        return
+    if stream.completed_by(first):
+        await _respond(send, 200, first, "application/json", extra)
+        return
+    await _start_sse(send, extra)
+    message: bytes | None = first
+    while message is not None:
+        done = stream.completed_by(message) if message is not first else False
+        await send(
+            {
+                "type": "http.response.body",
+                "body": _event(message),
+                "more_body": not done,
+            }
+        )
+        if done:
+            return
+        message = await _next(stream)
+    await send({"type": "http.response.body", "body": b"", "more_body": False})
+
+
+async def _stream_events(
+    stream: ResponseStream, receive: Any, send: Any, extra: Mapping[str, str]
+) -> None:
+    """The standalone GET stream: every message until the client leaves."""
+    await _start_sse(send, extra)
+    await send({"type": "http.response.body", "body": b": open\n\n", "more_body": True})
+    async with anyio.create_task_group() as tasks:
+        tasks.start_soon(_watch_disconnect, receive, stream.close, tasks.cancel_scope)
+        while (message := await _next(stream)) is not None:
+            await send(
+                {
+                    "type": "http.response.body",
+                    "body": _event(message),
+                    "more_body": True,
+                }
+            )
+        tasks.cancel_scope.cancel()
+
+
+async def _start_sse(send: Any, extra: Mapping[str, str]) -> None:
+    headers = list(_SSE_HEADERS)
+    for name, value in extra.items():
+        headers.append((name.encode("latin-1"), value.encode("latin-1")))
+    await send({"type": "http.response.start", "status": 200, "headers": headers})
+
+
+def _event(message: bytes) -> bytes:
+    return encode_event(message, event="message")
+
+
+async def _next(stream: ResponseStream) -> bytes | None:
+    """The stream's next message, or None once it is closed."""
+    try:
+        return await stream.messages.receive()
+    except (anyio.EndOfStream, anyio.ClosedResourceError):
+        return None
+
+
+def _members(value: object) -> dict[str, Any]:
+    """`value` as a JSON object ({} when it is none)."""
+    return typing.cast("dict[str, Any]", value) if isinstance(value, dict) else {}
+
+
+def _envelope_version(message: Mapping[str, Any]) -> Any:
+    meta = _members(_members(message.get("params")).get("_meta"))
+    return meta.get(META_PROTOCOL_VERSION)
+
+
+def _params_bytes(message: Mapping[str, Any]) -> bytes | None:
+    params = message.get("params")
+    return None if params is None else msgspec.json.encode(params)
+
+
+def _progress_token(message: Mapping[str, Any]) -> Any:
+    meta = _members(_members(message.get("params")).get("_meta"))
+    token = meta.get("progressToken")
+    return token if isinstance(token, int | str) else None
+
+
+def serve_http(
+    session: ServerSession,
+    *,
+    host: str = "127.0.0.1",
+    port: int = 8000,
+    path: str = "/mcp",
+    log_level: str = "warning",
+    **options: Any,
+) -> None:
+    """Serve `session` over Streamable HTTP with uvicorn until interrupted.
+
+    Binds 127.0.0.1 unless told otherwise; the security policy follows the
+    bind address (`SecurityPolicy.for_bind`). `options` go to `McpHttpApp`.
+    """
+    import uvicorn
+
+    options.setdefault("policy", SecurityPolicy.for_bind(host, port))
+    app = McpHttpApp(session, path=path, **options)
+    uvicorn.run(app, host=host, port=port, log_level=log_level, lifespan="on")
