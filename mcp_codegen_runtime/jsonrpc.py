@@ -285,6 +285,7 @@ class Connection:
         self.allow_batches = allow_batches
         self.drain_timeout = drain_timeout
         self._drained = anyio.Event()
+        self._ended = False
         self._ids = itertools.count(1)
         self._pending: dict[int, _Pending] = {}
         self._in_flight: dict[RequestId, _Incoming] = {}
@@ -360,12 +361,15 @@ class Connection:
 
     @property
     def closed(self) -> bool:
-        """Whether the connection has stopped (no request can be sent)."""
-        return self._closed
+        """Whether the connection has stopped, or its peer has ended the
+        stream: no request can be sent (replies and notifications may still
+        go out while running requests drain)."""
+        return self._closed or self._ended
 
     async def _drain(self) -> None:
         """After end of stream: fail our pending requests (no response can
         come), then give running handlers `drain_timeout` to reply."""
+        self._ended = True
         self._fail_pending()
         if self._in_flight:
             with anyio.move_on_after(self.drain_timeout):
@@ -410,7 +414,7 @@ class Connection:
                 response was malformed.
             TransportError: the connection closed before the response arrived.
         """
-        if self._closed:
+        if self.closed:
             raise TransportError("the connection is closed")
         request_id = next(self._ids)
         waiter = self._pending[request_id] = _Pending()
