@@ -7,11 +7,12 @@ over many HTTP requests, so it runs on one `Connection` whose transport is a
 - `feed()` hands the engine the messages of a POST body, and registers the
   POST as the stream that answers the requests among them;
 - `send()` routes each outgoing message: a response goes to the POST that
-  carried its request; a notification or request sent while a handler serves
-  request X goes to X's POST stream (so progress and server→client requests
-  reach the client on the request's own SSE stream); anything else goes to
-  the standalone GET stream when one is open, and is dropped (and logged)
-  otherwise.
+  carried its request (which then stops being a destination); a notification
+  or request sent while a handler serves request X goes to X's POST stream
+  (so progress and server→client requests reach the client on the request's
+  own SSE stream); anything else, what a handler's leftover tasks send after
+  its response included, goes to the standalone GET stream when one is open,
+  and is dropped (and logged) otherwise.
 
 Streams are unbounded memory channels, so the engine never waits on a slow
 HTTP client; a POST whose client went away stops being a destination.
@@ -30,6 +31,8 @@ import msgspec
 from ...jsonrpc import request_in_progress
 
 if TYPE_CHECKING:
+    from collections.abc import Iterable
+
     from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
     from ...jsonrpc import RequestId
@@ -68,8 +71,13 @@ class ResponseStream:
             logger.debug("a message for a closed response stream was dropped")
 
     def close(self) -> None:
-        """No more messages will be put."""
+        """No more messages will be put (those queued can still be read)."""
         self._sender.close()
+
+    def end(self) -> None:
+        """The HTTP response is over: close both ends, dropping what is left."""
+        self._sender.close()
+        self.messages.close()
 
     def completed_by(self, message: bytes) -> bool:
         """Note `message`, read from the stream; whether every request the
@@ -108,12 +116,19 @@ class SessionMux:
                 self._by_request[request_id] = stream
         self._incoming_send.send_nowait(body)
 
+    def in_flight(self, request_ids: Iterable[RequestId]) -> list[RequestId]:
+        """Those of `request_ids` that name requests still awaiting their
+        response (a POST reusing one would get the other's response)."""
+        return [
+            request_id for request_id in request_ids if request_id in self._by_request
+        ]
+
     def forget(self, stream: ResponseStream) -> None:
         """Stop routing to `stream` (its HTTP response has ended)."""
         for request_id in stream.request_ids:
             if self._by_request.get(request_id) is stream:
                 del self._by_request[request_id]
-        stream.close()
+        stream.end()
 
     def principal_of(self, request_id: RequestId) -> object:
         """What the app's authentication hook returned for a request's POST."""
@@ -140,13 +155,17 @@ class SessionMux:
         stream.put(message)
 
     def _destination(self, message: bytes) -> ResponseStream | None:
+        # A response is the last message of its request's stream: the request
+        # stops being a destination, so what its handler's leftover tasks send
+        # afterwards goes to the GET stream instead of a finished response.
         if message.startswith(b"["):
             replies = _batch_probe.decode(message)
             ids = [reply.id for reply in replies if reply.id is not None]
-            return self._by_request.get(ids[0]) if ids else None
+            found = [self._by_request.pop(i, None) for i in ids]
+            return next((stream for stream in found if stream is not None), None)
         probe = _probe.decode(message)
         if probe.method is None:
-            return None if probe.id is None else self._by_request.get(probe.id)
+            return None if probe.id is None else self._by_request.pop(probe.id, None)
         context = request_in_progress()
         if context is not None:
             stream = self._by_request.get(context.request_id)
@@ -158,6 +177,7 @@ class SessionMux:
         """End the session: the engine sees end of stream, streams close."""
         self.closed = True
         self._incoming_send.close()
+        self._incoming.close()
         for stream in {*self._by_request.values()}:
             stream.close()
         self._by_request.clear()

@@ -12,14 +12,21 @@ What happens to a request, in order:
    stateless. The standard headers must match the body (400, -32020); the
    request is served on its own response (`serve_request`), as JSON, or as an
    SSE stream once the handler sends a notification before its result; a
-   client that goes away cancels it.
+   client that goes away cancels it. An error answered as JSON gets the
+   status the spec gives its code (`MODERN_ERROR_STATUS`: 404 for -32601, 400
+   for invalid params, a missing capability or version), else 200; a
+   notification gets 202.
 3. POST otherwise: a legacy (2025) session. `initialize` creates one (its id
    in `Mcp-Session-Id`); later requests must carry that id (400 without, 404
    for an unknown or expired one) and a supported `MCP-Protocol-Version`
-   (absent: the negotiated one). Each session is one `Connection` over a
-   `SessionMux`; a POST of only notifications or responses gets 202.
+   (absent: the negotiated one); an id still in flight in the session cannot
+   be reused (400). Each session is one `Connection` over a `SessionMux`; a
+   POST of only notifications or responses gets 202. A client that goes away
+   ends its POST's answer but not the request (legacy disconnection is not
+   cancellation); a session ended while a POST waits answers it 404.
 4. GET opens the session's standalone SSE stream (405 with `Allow` for a
-   server without legacy revisions); DELETE ends the session.
+   server without legacy revisions; 409 for a second one); it ends, complete,
+   when the session does. DELETE ends the session.
 
 Sessions expire after `idle_timeout_s` unused; at most `max_sessions` live at
 once (503 beyond). Resumability (`Last-Event-ID`) is not offered: streams carry
@@ -36,15 +43,18 @@ import contextvars
 import logging
 import typing
 from dataclasses import dataclass
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
 import anyio
 import msgspec
 
-from ...errors import ErrorCode, ProtocolError
+from ...errors import ErrorCode, MethodNotFoundError, ProtocolError, RpcError
 from ...jsonrpc import Connection, RequestContext, request_in_progress, serve_request
 from .headers import (
+    HEADER_MISMATCH,
     PROTOCOL_VERSION_HEADER,
+    UNSUPPORTED_PROTOCOL_VERSION,
     HttpError,
     HttpHeaders,
     check_param_headers,
@@ -52,6 +62,7 @@ from .headers import (
     protocol_version,
 )
 from .mux import ResponseStream, SessionMux, message_ids
+from .probe import MISSING_REQUIRED_CLIENT_CAPABILITY
 from .security import SecurityPolicy, check_body_size, check_request
 from .sessions import SessionLimitError, SessionRegistry, is_valid_session_id
 from .sse import encode_event
@@ -68,6 +79,20 @@ logger = logging.getLogger(__name__)
 SESSION_HEADER = "mcp-session-id"
 META_PROTOCOL_VERSION = "io.modelcontextprotocol/protocolVersion"
 INITIALIZE = "initialize"
+MODERN_ERROR_STATUS: Mapping[int, int] = MappingProxyType(
+    {
+        ErrorCode.PARSE_ERROR: 400,
+        ErrorCode.INVALID_REQUEST: 400,
+        ErrorCode.INVALID_PARAMS: 400,
+        HEADER_MISMATCH: 400,
+        MISSING_REQUIRED_CLIENT_CAPABILITY: 400,
+        UNSUPPORTED_PROTOCOL_VERSION: 400,
+        ErrorCode.METHOD_NOT_FOUND: 404,
+    }
+)
+"""The HTTP status of a 2026 error answered as JSON (the spec's: 404 for an
+unknown method, 400 for invalid params, a missing capability or version; the
+Python SDK's table); any other error is 200."""
 
 Scope = dict[str, Any]
 
@@ -308,7 +333,7 @@ class McpHttpApp:
             )
         session_id = headers.get(SESSION_HEADER)
         if isinstance(message, dict) and message.get("method") == INITIALIZE:
-            session_id, state = self._open_session()
+            session_id, state = await self._open_session()
         else:
             if session_id is None:
                 raise _refuse(400, "Bad Request: the Mcp-Session-Id header is required")
@@ -328,6 +353,9 @@ class McpHttpApp:
                     400, "batches are not supported by the negotiated protocol revision"
                 )
         ids = message_ids(message)
+        taken = state.mux.in_flight(ids)
+        if taken:
+            raise _refuse(400, f"request id {taken[0]!r} is already in flight")
         stream = ResponseStream(ids) if ids else None
         if stream is not None:
             stream.principal = principal
@@ -341,11 +369,12 @@ class McpHttpApp:
             return
         with self.sessions.use(session_id):
             try:
-                await _answer(stream, receive, send, extra, on_disconnect=None)
+                # A client going away ends the answer, not the request.
+                await _answer(stream, receive, send, extra, on_disconnect=stream.close)
             finally:
                 state.mux.forget(stream)
 
-    def _open_session(self) -> tuple[str, _LegacySession]:
+    async def _open_session(self) -> tuple[str, _LegacySession]:
         mux = SessionMux()
         handler = self.session.handler()
         connection = Connection(mux, handler)
@@ -353,11 +382,18 @@ class McpHttpApp:
         try:
             session_id = self.sessions.create(state)
         except SessionLimitError:
+            await mux.aclose()  # never used: close its channels
             raise _Refused(
                 HttpError(503, "Too many sessions; try again later"),
                 {"retry-after": "30"},
             ) from None
-        state.task = asyncio.get_running_loop().create_task(connection.run())
+        # The runner (and every handler it starts) must not inherit this
+        # request's principal: `http_principal` then finds each request's own.
+        context = contextvars.copy_context()
+        context.run(_principal.set, None)
+        state.task = asyncio.get_running_loop().create_task(
+            connection.run(), context=context
+        )
         return session_id, state
 
     def _end(self, state: _LegacySession) -> None:
@@ -379,7 +415,7 @@ class McpHttpApp:
             raise _Refused(HttpError(400, error.message, error.code, error.data))
         if request_id is None:
             await _respond(send, 202, b"", None)
-            await self._modern(method, _params_bytes(message))
+            await _notified(self._modern, method, _params_bytes(message))
             return
         mismatch = check_request_headers(headers, message) or self._param_mismatch(
             message, headers
@@ -398,11 +434,19 @@ class McpHttpApp:
         async def run() -> None:
             stream.put(await serve_request(handler, context, params))
 
-        async with anyio.create_task_group() as tasks:
-            tasks.start_soon(run)
-            await _answer(
-                stream, receive, send, {}, on_disconnect=tasks.cancel_scope.cancel
-            )
+        try:
+            async with anyio.create_task_group() as tasks:
+                tasks.start_soon(run)
+                await _answer(
+                    stream,
+                    receive,
+                    send,
+                    {},
+                    on_disconnect=tasks.cancel_scope.cancel,
+                    error_status=MODERN_ERROR_STATUS,
+                )
+        finally:
+            stream.end()
 
     def _param_mismatch(
         self, message: dict[str, Any], headers: HttpHeaders
@@ -447,7 +491,7 @@ class McpHttpApp:
         finally:
             if state.mux.standalone is stream:
                 state.mux.standalone = None
-            stream.close()
+            stream.end()
 
     async def _delete(self, headers: HttpHeaders, send: Any) -> None:
         if not self.session.legacy_versions:
@@ -527,19 +571,22 @@ async def _answer(
     extra: Mapping[str, str],
     *,
     on_disconnect: Callable[[], object] | None,
+    error_status: Mapping[int, int] | None = None,
 ) -> None:
     """Answer a POST: JSON when its first message completes it, else SSE.
 
     With `on_disconnect`, the client going away calls it and ends the answer;
-    without, the answer is written to the end (legacy requests go on when
-    their client leaves: disconnection is not cancellation there).
+    without, the answer is written to the end. (A 2026 request is cancelled
+    then; a legacy one goes on, served by its session's connection:
+    disconnection is not cancellation there.) `error_status` gives the HTTP
+    status of a JSON error answer by its code.
     """
     if on_disconnect is None:
-        await _write_answer(stream, send, extra)
+        await _write_answer(stream, send, extra, error_status)
         return
     async with anyio.create_task_group() as tasks:
         tasks.start_soon(_watch_disconnect, receive, on_disconnect, tasks.cancel_scope)
-        await _write_answer(stream, send, extra)
+        await _write_answer(stream, send, extra, error_status)
         tasks.cancel_scope.cancel()
 
 
@@ -553,13 +600,19 @@ async def _watch_disconnect(
 
 
 async def _write_answer(
-    stream: ResponseStream, send: Any, extra: Mapping[str, str]
+    stream: ResponseStream,
+    send: Any,
+    extra: Mapping[str, str],
+    error_status: Mapping[int, int] | None = None,
 ) -> None:
     first = await _next(stream)
-    if first is None:
+    if first is None:  # the session ended before anything was sent
+        closed = HttpError(404, "Session not found (closed)")
+        await _respond(send, 404, closed.body(), "application/json")
         return
     if stream.completed_by(first):
-        await _respond(send, 200, first, "application/json", extra)
+        status = _error_status(first, error_status) if error_status else 200
+        await _respond(send, status, first, "application/json", extra)
         return
     await _start_sse(send, extra)
     message: bytes | None = first
@@ -595,6 +648,9 @@ async def _stream_events(
                 }
             )
         tasks.cancel_scope.cancel()
+    # Ended by the server (the session closed) or the client: complete the
+    # response either way (a server ignores a send after a disconnect).
+    await send({"type": "http.response.body", "body": b"", "more_body": False})
 
 
 async def _start_sse(send: Any, extra: Mapping[str, str]) -> None:
@@ -606,6 +662,38 @@ async def _start_sse(send: Any, extra: Mapping[str, str]) -> None:
 
 def _event(message: bytes) -> bytes:
     return encode_event(message, event="message")
+
+
+class _ErrorCode(msgspec.Struct):
+    code: Any = None
+
+
+class _Reply(msgspec.Struct):
+    error: _ErrorCode | None = None
+
+
+_reply_probe = msgspec.json.Decoder(_Reply)
+
+
+def _error_status(reply: bytes, statuses: Mapping[int, int]) -> int:
+    """The HTTP status of a JSON-RPC reply: 200 unless it is an error listed."""
+    error = _reply_probe.decode(reply).error
+    code = None if error is None else error.code
+    return statuses.get(code, 200) if isinstance(code, int) else 200
+
+
+async def _notified(
+    handler: ServerConnection, method: str, params: bytes | None
+) -> None:
+    """Serve a 2026 notification, already answered 202: failures are logged."""
+    try:
+        await handler(method, params)
+    except MethodNotFoundError:
+        logger.debug("no handler for notification %s", method)
+    except RpcError as exc:
+        logger.warning("notification %s rejected: %s", method, exc)
+    except Exception:
+        logger.exception("handler of notification %s failed", method)
 
 
 async def _next(stream: ResponseStream) -> bytes | None:

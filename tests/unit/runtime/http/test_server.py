@@ -1,0 +1,1239 @@
+"""`McpHttpApp`, the Streamable HTTP server, driven over HTTP.
+
+Complete responses go through httpx's `ASGITransport` (in-process; it buffers
+each response whole). Streams (SSE answers read as they come, the standalone
+GET stream, a client hanging up) go through uvicorn on a free loopback port,
+running in the test's own event loop, with httpx or a raw socket as client.
+Every test fails on an ERROR logged by uvicorn or the runtime (an app that
+returns without completing its response, a handler that crashed).
+
+The server under test serves `Tools1125` (2025-11-25) and `Tools2026`
+(2026-07-28), whose tools echo, report progress, ask the client for its roots,
+name the authenticated principal, block until released or cancelled, notify in
+the background, and mirror a parameter into a header; `echo_session` serves
+the other revisions (2025-03-26 for batches).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import json
+import logging
+import socket
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager
+from typing import Any
+
+import anyio
+import httpx
+import pytest
+import uvicorn
+
+from mcp_codegen_runtime.client_requests import request_client
+from mcp_codegen_runtime.errors import ErrorCode, RpcError
+from mcp_codegen_runtime.jsonrpc import current_request
+from mcp_codegen_runtime.session import ServerSession
+from mcp_codegen_runtime.transports.http import (
+    HEADER_MISMATCH,
+    UNSUPPORTED_PROTOCOL_VERSION,
+    SecurityPolicy,
+    SSEParser,
+    is_valid_session_id,
+)
+from mcp_codegen_runtime.transports.http.server import (
+    HttpRequest,
+    McpHttpApp,
+    http_principal,
+)
+from mcp_codegen_runtime.wire import convert
+from mcp_codegen_types import v2025_11_25, v2026_07_28
+from tests.unit.runtime.session_programs.echo_session import session as echo_session
+
+LIMIT = 10.0
+"""Seconds any one wait may take."""
+IDLE = 1.0
+"""The idle timeout of sessions meant to expire (wide enough for the requests
+setting them up to come well within it)."""
+LEGACY = "2025-11-25"
+MODERN = "2026-07-28"
+ACCEPT = "application/json, text/event-stream"
+BASE = {"accept": ACCEPT, "content-type": "application/json"}
+ORIGIN = "http://127.0.0.1:8000"
+CLIENT_INFO = {"name": "http-server-tests", "version": "0.0.0"}
+SCHEMA: dict[str, Any] = {"type": "object", "properties": {}}
+REGIONAL_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "region": {"type": "string", "x-mcp-header": "Region"},
+        "query": {"type": "string"},
+    },
+    "required": ["region", "query"],
+}
+"""A tool mirroring `region` into `Mcp-Param-Region`."""
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+# --- the server -------------------------------------------------------------------
+
+
+class Probe:
+    """What the blocking and background tools report to the test."""
+
+    def __init__(self) -> None:
+        self.started = anyio.Event()
+        self.release = anyio.Event()
+        self.cancelled = anyio.Event()
+        self.finished = anyio.Event()
+        self.tasks: set[asyncio.Task[None]] = set()
+
+    async def block(self) -> str:
+        self.started.set()
+        try:
+            await self.release.wait()
+        except anyio.get_cancelled_exc_class():
+            self.cancelled.set()
+            raise
+        self.finished.set()
+        return "released"
+
+
+def _text(arguments: dict[str, Any] | None, key: str = "message") -> str:
+    return str((arguments or {}).get(key, ""))
+
+
+class Tools1125(v2025_11_25.ServerHandlers):
+    """Legacy tools: echo, progress, roots, principal, block, background."""
+
+    def __init__(self, probe: Probe) -> None:
+        self.probe = probe
+
+    async def tools_list(
+        self, params: v2025_11_25.PaginatedRequestParams
+    ) -> v2025_11_25.ListToolsResult:
+        schema = convert(SCHEMA, v2025_11_25.ToolInputSchema)
+        names = ("echo", "progress", "roots", "principal", "block", "background")
+        tools = [v2025_11_25.Tool(name=name, input_schema=schema) for name in names]
+        return v2025_11_25.ListToolsResult(tools=tools)
+
+    async def tools_call(
+        self, params: v2025_11_25.CallToolRequestParams
+    ) -> v2025_11_25.CallToolResult:
+        return v2025_11_25.CallToolResult(
+            content=[v2025_11_25.TextContent(text=await self._run(params))]
+        )
+
+    async def _run(self, params: v2025_11_25.CallToolRequestParams) -> str:
+        name = params.name
+        if name == "echo":
+            return _text(params.arguments)
+        if name == "progress":
+            request = current_request()
+            await request.report_progress(1, 2, "half way")
+            await request.report_progress(2, 2)
+            return "done"
+        if name == "roots":
+            roots = await request_client(
+                "roots/list", v2025_11_25.RequestParams(), v2025_11_25.ListRootsResult
+            )
+            return ",".join(root.uri for root in roots.roots)
+        if name == "principal":
+            return repr(http_principal())
+        if name == "block":
+            return await self.probe.block()
+        if name == "background":
+            # Notify from a task of its own, unrelated to this request, that
+            # runs as soon as the handler has replied.
+            connection = current_request().connection
+            task = asyncio.get_running_loop().create_task(
+                connection.notify("notifications/tools/list_changed", None)
+            )
+            self.probe.tasks.add(task)
+            task.add_done_callback(self.probe.tasks.discard)
+            return "spawned"
+        raise RpcError(ErrorCode.INVALID_PARAMS, f"Unknown tool: {name}")
+
+
+class Tools2026(v2026_07_28.ServerHandlers):
+    """Modern tools: echo, progress, principal, block, regional."""
+
+    def __init__(self, probe: Probe) -> None:
+        self.probe = probe
+
+    async def tools_list(
+        self, params: v2026_07_28.PaginatedRequestParams
+    ) -> v2026_07_28.ListToolsResult:
+        schema = convert(SCHEMA, v2026_07_28.ToolInputSchema)
+        names = ("echo", "progress", "principal", "block")
+        tools = [v2026_07_28.Tool(name=name, input_schema=schema) for name in names]
+        tools.append(
+            v2026_07_28.Tool(
+                name="regional",
+                input_schema=convert(REGIONAL_SCHEMA, v2026_07_28.ToolInputSchema),
+            )
+        )
+        return v2026_07_28.ListToolsResult(tools=tools, cache_scope="public", ttl_ms=0)
+
+    async def tools_call(
+        self, params: v2026_07_28.CallToolRequestParams
+    ) -> v2026_07_28.CallToolResultResponseResult:
+        return v2026_07_28.CallToolResult(
+            content=[v2026_07_28.TextContent(text=await self._run(params))]
+        )
+
+    async def _run(self, params: v2026_07_28.CallToolRequestParams) -> str:
+        name = params.name
+        if name == "echo":
+            return _text(params.arguments)
+        if name == "progress":
+            request = current_request()
+            await request.report_progress(1, 2, "half way")
+            await request.report_progress(2, 2)
+            return "done"
+        if name == "principal":
+            return repr(http_principal())
+        if name == "block":
+            return await self.probe.block()
+        if name == "regional":
+            arguments = params.arguments or {}
+            return f"{arguments.get('region')}: {arguments.get('query')}"
+        raise RpcError(ErrorCode.INVALID_PARAMS, f"Unknown tool: {name}")
+
+
+def tools_session(probe: Probe, *, legacy: bool = True) -> ServerSession:
+    handlers: list[Any] = [Tools2026(probe)]
+    if legacy:
+        handlers.insert(0, Tools1125(probe))
+    return ServerSession(handlers, name="http-tests", version="1.0.0")
+
+
+def tool_schema(name: str) -> dict[str, Any] | None:
+    return REGIONAL_SCHEMA if name == "regional" else None
+
+
+def make_app(probe: Probe | None = None, **options: Any) -> McpHttpApp:
+    options.setdefault("tool_input_schema", tool_schema)
+    return McpHttpApp(tools_session(probe or Probe()), **options)
+
+
+# --- messages ---------------------------------------------------------------------
+
+
+def rpc(
+    request_id: int | str | None, method: str, params: Any = None
+) -> dict[str, Any]:
+    """A JSON-RPC request (a notification when `request_id` is None)."""
+    message: dict[str, Any] = {"jsonrpc": "2.0", "method": method}
+    if request_id is not None:
+        message["id"] = request_id
+    if params is not None:
+        message["params"] = params
+    return message
+
+
+def initialize(
+    request_id: int = 0, version: str = LEGACY, **capabilities: Any
+) -> dict[str, Any]:
+    params = {
+        "protocolVersion": version,
+        "capabilities": capabilities,
+        "clientInfo": CLIENT_INFO,
+    }
+    return rpc(request_id, "initialize", params)
+
+
+def call(name: str, **arguments: Any) -> dict[str, Any]:
+    return {"name": name, "arguments": arguments}
+
+
+def modern(
+    request_id: int | str, method: str, params: dict[str, Any] | None = None
+) -> tuple[dict[str, Any], dict[str, str]]:
+    """A 2026 request, and the headers a conforming client sends with it."""
+    meta = {
+        "io.modelcontextprotocol/protocolVersion": MODERN,
+        "io.modelcontextprotocol/clientInfo": CLIENT_INFO,
+        "io.modelcontextprotocol/clientCapabilities": {},
+    }
+    body = rpc(request_id, method, {**(params or {}), "_meta": meta})
+    headers = {**BASE, "mcp-protocol-version": MODERN, "mcp-method": method}
+    name = (params or {}).get("name")
+    if isinstance(name, str):
+        headers["mcp-name"] = name
+    return body, headers
+
+
+def error_of(response: httpx.Response) -> dict[str, Any]:
+    """The JSON-RPC error of an error response."""
+    assert response.headers["content-type"] == "application/json"
+    body = response.json()
+    assert body["jsonrpc"] == "2.0"
+    error: dict[str, Any] = body["error"]
+    return error
+
+
+def result_text(message: dict[str, Any]) -> str:
+    text: str = message["result"]["content"][0]["text"]
+    return text
+
+
+def sse_messages(response: httpx.Response) -> list[dict[str, Any]]:
+    """The JSON-RPC messages of a complete SSE response."""
+    assert response.headers["content-type"] == "text/event-stream"
+    assert response.headers["x-accel-buffering"] == "no"
+    events = SSEParser().feed(response.content)
+    assert all(event.event == "message" for event in events)
+    return [json.loads(event.data) for event in events]
+
+
+# --- running the app --------------------------------------------------------------
+
+
+class ErrorLog(logging.Handler):
+    """Collects the ERROR records of uvicorn and the runtime."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.ERROR)
+        self.records: list[logging.LogRecord] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.records.append(record)
+
+
+@pytest.fixture(autouse=True)
+def no_errors_logged() -> Iterator[None]:
+    log = ErrorLog()
+    loggers = [logging.getLogger(name) for name in ("uvicorn", "mcp_codegen_runtime")]
+    for logger in loggers:
+        logger.addHandler(log)
+    try:
+        yield
+    finally:
+        for logger in loggers:
+            logger.removeHandler(log)
+    assert [record.getMessage() for record in log.records] == []
+
+
+def _session_tasks() -> set[asyncio.Task[Any]]:
+    names = {"Connection.run", "Connection.aclose"}
+    return {
+        task
+        for task in asyncio.all_tasks()
+        if getattr(task.get_coro(), "__qualname__", None) in names
+    }
+
+
+async def close_app(app: McpHttpApp) -> None:
+    """End the app's sessions and wait for their tasks to finish."""
+    await app.aclose()
+    tasks = _session_tasks()
+    if tasks:
+        done, pending = await asyncio.wait(tasks, timeout=LIMIT)
+        assert not pending
+        for task in done:
+            assert task.cancelled() or task.exception() is None
+
+
+@asynccontextmanager
+async def in_process(app: McpHttpApp) -> AsyncIterator[httpx.AsyncClient]:
+    """An httpx client calling `app` in-process (whole responses only)."""
+    transport = httpx.ASGITransport(app)
+    async with httpx.AsyncClient(
+        transport=transport, base_url="http://127.0.0.1:8000", timeout=LIMIT
+    ) as client:
+        try:
+            with anyio.fail_after(LIMIT * 3):
+                yield client
+        finally:
+            await close_app(app)
+
+
+@asynccontextmanager
+async def served(app: McpHttpApp, limit: float = LIMIT * 3) -> AsyncIterator[str]:
+    """Serve `app` with uvicorn on a free loopback port; the endpoint's URL,
+    for at most `limit` seconds."""
+    # IPPROTO_TCP named, or asyncio leaves TCP_NODELAY off on the accepted
+    # sockets (Nagle's algorithm then meets delayed ACKs: 40 ms a request).
+    listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
+    listener.bind(("127.0.0.1", 0))
+    port: int = listener.getsockname()[1]
+    config = uvicorn.Config(
+        app,
+        lifespan="on",
+        log_config=None,
+        log_level="warning",
+        timeout_graceful_shutdown=5,
+    )
+    server = uvicorn.Server(config)
+    task = asyncio.get_running_loop().create_task(server.serve(sockets=[listener]))
+    try:
+        with anyio.fail_after(LIMIT):
+            while not server.started:
+                assert not task.done(), "uvicorn did not start"
+                await asyncio.sleep(0.01)
+        with anyio.fail_after(limit):
+            yield f"http://127.0.0.1:{port}/mcp"
+    finally:
+        server.should_exit = True
+        with anyio.fail_after(LIMIT):
+            await task
+        listener.close()
+        await close_app(app)
+
+
+async def post(
+    client: httpx.AsyncClient,
+    body: Any,
+    headers: dict[str, str] | None = None,
+    url: str = "/mcp",
+) -> httpx.Response:
+    return await client.post(url, json=body, headers={**BASE, **(headers or {})})
+
+
+async def open_session(
+    client: httpx.AsyncClient,
+    version: str = LEGACY,
+    url: str = "/mcp",
+    **capabilities: Any,
+) -> str:
+    """Initialize a legacy session; its id."""
+    response = await post(client, initialize(0, version, **capabilities), url=url)
+    assert response.status_code == 200, response.text
+    assert response.json()["result"]["protocolVersion"] == version
+    session_id = response.headers["mcp-session-id"]
+    initialized = rpc(None, "notifications/initialized")
+    done = await post(client, initialized, session_headers(session_id, version), url)
+    assert done.status_code == 202
+    assert done.content == b""
+    return session_id
+
+
+def session_headers(session_id: str, version: str = LEGACY) -> dict[str, str]:
+    return {"mcp-session-id": session_id, "mcp-protocol-version": version}
+
+
+async def sse_events(response: httpx.Response) -> AsyncIterator[dict[str, Any]]:
+    """The JSON-RPC messages of a streamed SSE response, as they come."""
+    assert response.headers["content-type"] == "text/event-stream"
+    parser = SSEParser()
+    async for chunk in response.aiter_bytes():
+        for event in parser.feed(chunk):
+            yield json.loads(event.data)
+
+
+# --- the guards -------------------------------------------------------------------
+
+
+@pytest.mark.anyio
+async def test_a_foreign_origin_is_403_and_a_local_one_passes() -> None:
+    async with in_process(make_app()) as client:
+        refused = await post(client, initialize(), {"origin": "http://evil.example"})
+        assert refused.status_code == 403
+        assert refused.json()["id"] is None
+        assert "Origin" in error_of(refused)["message"]
+        allowed = await post(client, initialize(), {"origin": "http://localhost:5173"})
+        assert allowed.status_code == 200
+
+
+@pytest.mark.anyio
+async def test_a_foreign_host_is_421() -> None:
+    async with in_process(make_app()) as client:
+        refused = await post(client, initialize(), {"host": "evil.example:8000"})
+        assert refused.status_code == 421
+        assert "Host" in error_of(refused)["message"]
+        get = await client.get(
+            "/mcp", headers={"host": "attacker.test", "accept": "text/event-stream"}
+        )
+        assert get.status_code == 421
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize(
+    "content_type", ["text/plain", "application/x-www-form-urlencoded", None]
+)
+async def test_a_body_that_is_not_json_is_415(content_type: str | None) -> None:
+    headers = {"accept": ACCEPT}
+    if content_type is not None:
+        headers["content-type"] = content_type
+    async with in_process(make_app()) as client:
+        body = json.dumps(initialize()).encode()
+        refused = await client.post("/mcp", content=body, headers=headers)
+        assert refused.status_code == 415
+        assert error_of(refused)["code"] == ErrorCode.INVALID_REQUEST
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize(
+    ("method", "accept"),
+    [
+        ("POST", "application/json"),
+        ("POST", "text/event-stream"),
+        ("POST", None),
+        ("GET", "application/json"),
+        ("GET", None),
+    ],
+)
+async def test_a_client_that_does_not_accept_the_answer_is_406(
+    method: str, accept: str | None
+) -> None:
+    async with in_process(make_app()) as client:
+        session_id = await open_session(client)
+        headers = {"content-type": "application/json", **session_headers(session_id)}
+        if accept is not None:
+            headers["accept"] = accept
+        body = json.dumps(rpc(1, "tools/list")).encode() if method == "POST" else None
+        request = client.build_request(method, "/mcp", content=body, headers=headers)
+        if accept is None:
+            del request.headers["accept"]  # httpx's default is */*
+        refused = await client.send(request)
+        assert refused.status_code == 406
+        assert "Not Acceptable" in error_of(refused)["message"]
+
+
+@pytest.mark.anyio
+async def test_a_body_over_the_limit_is_413_declared_or_streamed() -> None:
+    app = make_app(policy=SecurityPolicy(max_body_size=200))
+    big = initialize()
+    big["params"]["clientInfo"] = {"name": "x" * 300, "version": "0"}
+    encoded = json.dumps(big).encode()
+
+    async def chunked() -> AsyncIterator[bytes]:
+        for start in range(0, len(encoded), 64):
+            yield encoded[start : start + 64]
+
+    async with in_process(app) as client:
+        declared = await post(client, big)
+        assert declared.status_code == 413
+        assert "limit is 200 bytes" in error_of(declared)["message"]
+        streamed = await client.post("/mcp", content=chunked(), headers=BASE)
+        assert "content-length" not in streamed.request.headers
+        assert streamed.status_code == 413
+        small = await post(client, initialize())
+        assert small.status_code == 200
+
+
+@pytest.mark.anyio
+async def test_another_path_is_404_and_another_method_405() -> None:
+    async with in_process(make_app()) as client:
+        elsewhere = await post(client, initialize(), url="/other")
+        assert elsewhere.status_code == 404
+        put = await client.put("/mcp", json=initialize(), headers=BASE)
+        assert put.status_code == 405
+        assert put.headers["allow"] == "GET, POST, DELETE"
+
+
+@pytest.mark.anyio
+async def test_malformed_json_is_400_parse_error() -> None:
+    async with in_process(make_app()) as client:
+        refused = await client.post("/mcp", content=b'{"jsonrpc": "2.0",', headers=BASE)
+        assert refused.status_code == 400
+        assert error_of(refused)["code"] == ErrorCode.PARSE_ERROR
+        assert refused.json()["id"] is None
+        for not_a_message in (b"[]", b"42", b'"text"'):
+            refused = await client.post("/mcp", content=not_a_message, headers=BASE)
+            assert refused.status_code == 400
+            assert error_of(refused)["code"] == ErrorCode.INVALID_REQUEST
+
+
+@pytest.mark.anyio
+async def test_authentication_401_and_the_principal_in_both_eras() -> None:
+    async def authenticate(request: HttpRequest) -> object:
+        assert request.path == "/mcp"
+        authorization = request.headers.get("authorization")
+        if authorization is None or not authorization.startswith("Bearer "):
+            return None
+        return authorization.removeprefix("Bearer ")
+
+    def bearer(token: str) -> dict[str, str]:
+        return {"authorization": f"Bearer {token}"}
+
+    async with in_process(make_app(authenticate=authenticate)) as client:
+        refused = await post(client, initialize())
+        assert refused.status_code == 401
+        assert refused.headers["www-authenticate"] == "Bearer"
+        assert "Unauthorized" in error_of(refused)["message"]
+        get = await client.get("/mcp", headers={"accept": "text/event-stream"})
+        assert get.status_code == 401
+
+        opened = await post(client, initialize(), bearer("alice"))
+        assert opened.status_code == 200
+        session_id = opened.headers["mcp-session-id"]
+        headers = session_headers(session_id)
+        answer = await post(
+            client, rpc(1, "tools/call", call("principal")), headers | bearer("alice")
+        )
+        assert result_text(answer.json()) == "'alice'"
+        # Each request is answered for its own credentials, not the session's
+        # first ones.
+        answer = await post(
+            client, rpc(2, "tools/call", call("principal")), headers | bearer("bob")
+        )
+        assert result_text(answer.json()) == "'bob'"
+        refused = await post(client, rpc(3, "tools/call", call("principal")), headers)
+        assert refused.status_code == 401
+
+        body, modern_headers = modern(4, "tools/call", call("principal"))
+        answer = await post(client, body, modern_headers | bearer("carol"))
+        assert answer.status_code == 200
+        assert result_text(answer.json()) == "'carol'"
+
+
+# --- legacy sessions --------------------------------------------------------------
+
+
+@pytest.mark.anyio
+async def test_initialize_creates_a_session_with_a_visible_ascii_id() -> None:
+    async with in_process(make_app()) as client:
+        response = await post(client, initialize())
+        assert response.status_code == 200
+        assert response.headers["content-type"] == "application/json"
+        session_id = response.headers["mcp-session-id"]
+        assert is_valid_session_id(session_id)
+        assert all(0x21 <= ord(c) <= 0x7E for c in session_id)
+        assert response.json() == {
+            "jsonrpc": "2.0",
+            "id": 0,
+            "result": {
+                "protocolVersion": LEGACY,
+                "capabilities": {"tools": {}},
+                "serverInfo": {"name": "http-tests", "version": "1.0.0"},
+            },
+        }
+        other = await post(client, initialize())
+        assert other.headers["mcp-session-id"] != session_id
+        answer = await post(
+            client,
+            rpc(1, "tools/call", call("echo", message="hi")),
+            {"mcp-session-id": session_id},
+        )
+        assert answer.status_code == 200
+        assert answer.headers["mcp-session-id"] == session_id
+        assert result_text(answer.json()) == "hi"
+
+
+@pytest.mark.anyio
+async def test_a_request_without_a_session_id_is_400() -> None:
+    async with in_process(make_app()) as client:
+        await open_session(client)
+        refused = await post(client, rpc(1, "tools/list"))
+        assert refused.status_code == 400
+        assert "Mcp-Session-Id" in error_of(refused)["message"]
+        get = await client.get("/mcp", headers={"accept": "text/event-stream"})
+        assert get.status_code == 400
+        delete = await client.delete("/mcp")
+        assert delete.status_code == 400
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("session_id", ["no-such-session", "bad id", "x" * 300])
+async def test_an_unknown_session_is_404(session_id: str) -> None:
+    async with in_process(make_app()) as client:
+        await open_session(client)
+        refused = await post(client, rpc(1, "tools/list"), session_headers(session_id))
+        assert refused.status_code == 404
+        assert "Session not found" in error_of(refused)["message"]
+        get = await client.get(
+            "/mcp",
+            headers={"accept": "text/event-stream", "mcp-session-id": session_id},
+        )
+        assert get.status_code == 404
+
+
+@pytest.mark.anyio
+async def test_an_expired_session_is_404() -> None:
+    async with in_process(make_app(idle_timeout_s=IDLE)) as client:
+        session_id = await open_session(client)
+        await anyio.sleep(IDLE * 1.5)
+        refused = await post(client, rpc(1, "tools/list"), session_headers(session_id))
+        assert refused.status_code == 404
+        again = await open_session(client)
+        answer = await post(client, rpc(1, "tools/list"), session_headers(again))
+        assert answer.status_code == 200
+
+
+@pytest.mark.anyio
+async def test_delete_ends_a_session() -> None:
+    async with in_process(make_app()) as client:
+        session_id = await open_session(client)
+        headers = session_headers(session_id)
+        deleted = await client.delete("/mcp", headers=headers)
+        assert deleted.status_code == 200
+        refused = await post(client, rpc(1, "tools/list"), headers)
+        assert refused.status_code == 404
+        again = await client.delete("/mcp", headers=headers)
+        assert again.status_code == 404
+
+
+@pytest.mark.anyio
+async def test_the_session_cap_is_503_until_one_ends() -> None:
+    async with in_process(make_app(max_sessions=2)) as client:
+        first = await open_session(client)
+        await open_session(client)
+        refused = await post(client, initialize())
+        assert refused.status_code == 503
+        assert refused.headers["retry-after"] == "30"
+        assert "mcp-session-id" not in refused.headers
+        # The live sessions keep working.
+        answer = await post(client, rpc(1, "tools/list"), session_headers(first))
+        assert answer.status_code == 200
+        await client.delete("/mcp", headers=session_headers(first))
+        await open_session(client)
+
+
+@pytest.mark.anyio
+async def test_the_protocol_version_header_of_a_legacy_request() -> None:
+    async with in_process(make_app()) as client:
+        session_id = await open_session(client)
+        refused = await post(
+            client, rpc(1, "tools/list"), session_headers(session_id, "1999-01-01")
+        )
+        assert refused.status_code == 400
+        error = error_of(refused)
+        assert error["code"] == UNSUPPORTED_PROTOCOL_VERSION
+        assert error["data"] == {"supported": [LEGACY], "requested": "1999-01-01"}
+        # A modern version is not one a legacy session speaks either.
+        refused = await post(
+            client, rpc(2, "tools/list"), session_headers(session_id, MODERN)
+        )
+        assert refused.status_code == 400
+        assert error_of(refused)["code"] == UNSUPPORTED_PROTOCOL_VERSION
+        # Absent: the negotiated version is assumed.
+        answer = await post(
+            client, rpc(3, "tools/list"), {"mcp-session-id": session_id}
+        )
+        assert answer.status_code == 200
+        assert answer.json()["id"] == 3
+
+
+@pytest.mark.anyio
+async def test_a_notification_only_post_is_202() -> None:
+    async with in_process(make_app()) as client:
+        session_id = await open_session(client)
+        headers = session_headers(session_id)
+        accepted = await post(
+            client, rpc(None, "notifications/roots/list_changed"), headers
+        )
+        assert accepted.status_code == 202
+        assert accepted.content == b""
+        # A response to no pending request is accepted (and dropped) too.
+        stray = {"jsonrpc": "2.0", "id": 99, "result": {}}
+        assert (await post(client, stray, headers)).status_code == 202
+        answer = await post(
+            client, rpc(1, "tools/call", call("echo", message="ok")), headers
+        )
+        assert result_text(answer.json()) == "ok"
+
+
+@pytest.mark.anyio
+async def test_batches_on_2025_03_26_and_not_after() -> None:
+    app = McpHttpApp(echo_session("2025-03-26", "2025-11-25"))
+    async with in_process(app) as client:
+        old = await open_session(client, "2025-03-26")
+        batch = [
+            rpc(1, "tools/call", call("echo", message="one")),
+            rpc(None, "notifications/roots/list_changed"),
+            rpc("two", "tools/call", call("echo", message="two")),
+        ]
+        answer = await post(client, batch, session_headers(old, "2025-03-26"))
+        assert answer.status_code == 200
+        assert answer.headers["content-type"] == "application/json"
+        replies = answer.json()
+        assert isinstance(replies, list)
+        texts = {reply["id"]: result_text(reply) for reply in replies}
+        assert texts == {1: "one", "two": "two"}
+        only_notifications = [rpc(None, "notifications/roots/list_changed")] * 2
+        accepted = await post(
+            client, only_notifications, session_headers(old, "2025-03-26")
+        )
+        assert accepted.status_code == 202
+
+        new = await open_session(client, LEGACY)
+        refused = await post(client, batch, session_headers(new))
+        assert refused.status_code == 400
+        assert "batch" in error_of(refused)["message"]
+
+
+@pytest.mark.anyio
+async def test_progress_before_the_result_makes_an_sse_answer() -> None:
+    async with in_process(make_app()) as client:
+        session_id = await open_session(client)
+        params = {**call("progress"), "_meta": {"progressToken": "tok"}}
+        answer = await post(
+            client, rpc(7, "tools/call", params), session_headers(session_id)
+        )
+        assert answer.status_code == 200
+        assert answer.headers["mcp-session-id"] == session_id
+        messages = sse_messages(answer)
+        assert messages[:2] == [
+            rpc(
+                None,
+                "notifications/progress",
+                {
+                    "progressToken": "tok",
+                    "progress": 1,
+                    "total": 2,
+                    "message": "half way",
+                },
+            ),
+            rpc(
+                None,
+                "notifications/progress",
+                {"progressToken": "tok", "progress": 2, "total": 2},
+            ),
+        ]
+        assert len(messages) == 3
+        assert messages[2]["id"] == 7
+        assert result_text(messages[2]) == "done"
+        # Without a progress token nothing is sent before the result: JSON.
+        plain = await post(
+            client, rpc(8, "tools/call", call("progress")), session_headers(session_id)
+        )
+        assert plain.headers["content-type"] == "application/json"
+        assert result_text(plain.json()) == "done"
+
+
+# --- legacy streams (over uvicorn) ------------------------------------------------
+
+
+@pytest.mark.anyio
+async def test_the_get_stream_carries_messages_sent_outside_any_request() -> None:
+    probe = Probe()
+    app = make_app(probe)
+    async with served(app) as url, httpx.AsyncClient(timeout=LIMIT) as client:
+        session_id = await open_session(client, url=url)
+        headers = session_headers(session_id)
+        get_headers = {"accept": "text/event-stream", **headers}
+        async with client.stream("GET", url, headers=get_headers) as stream:
+            assert stream.status_code == 200
+            assert stream.headers["mcp-session-id"] == session_id
+            events = sse_events(stream)
+
+            second = await client.get(url, headers=get_headers)
+            assert second.status_code == 409
+            assert "already has a standalone SSE stream" in error_of(second)["message"]
+
+            # A handler's background task notifies right after its reply.
+            answer = await post(
+                client, rpc(1, "tools/call", call("background")), headers, url
+            )
+            assert result_text(answer.json()) == "spawned"
+            message = await anext(events)
+            assert message == rpc(None, "notifications/tools/list_changed")
+
+            # The server notifies on its own, outside any request.
+            state = app.sessions.get(session_id)
+            assert state is not None
+            await state.connection.notify("notifications/resources/list_changed", None)
+            message = await anext(events)
+            assert message == rpc(None, "notifications/resources/list_changed")
+
+        # Closed by the client: the stream can be opened again (once the
+        # server has seen it go).
+        async def reopen() -> int:
+            while True:
+                async with client.stream("GET", url, headers=get_headers) as stream:
+                    if stream.status_code != 409:
+                        return stream.status_code
+                await asyncio.sleep(0.01)
+
+        with anyio.fail_after(LIMIT):
+            assert await reopen() == 200
+
+
+@pytest.mark.anyio
+async def test_delete_ends_the_open_streams_of_a_session() -> None:
+    probe = Probe()
+    async with (
+        served(make_app(probe)) as url,
+        httpx.AsyncClient(timeout=LIMIT) as client,
+    ):
+        session_id = await open_session(client, url=url)
+        headers = session_headers(session_id)
+        get_headers = {"accept": "text/event-stream", **headers}
+        async with client.stream("GET", url, headers=get_headers) as stream:
+            assert stream.status_code == 200
+
+            body = rpc(1, "tools/call", call("block"))
+            pending = asyncio.get_running_loop().create_task(
+                post(client, body, headers, url)
+            )
+            with anyio.fail_after(LIMIT):
+                await probe.started.wait()
+            deleted = await client.delete(url, headers=headers)
+            assert deleted.status_code == 200
+            # The GET stream ends, as a complete response.
+            assert [message async for message in sse_events(stream)] == []
+            # The pending request is answered: its session is gone.
+            with anyio.fail_after(LIMIT):
+                refused = await pending
+            assert refused.status_code == 404
+            assert "Session not found" in error_of(refused)["message"]
+        with anyio.fail_after(LIMIT):
+            await probe.cancelled.wait()
+
+
+@pytest.mark.anyio
+async def test_a_server_to_client_request_rides_the_posts_stream() -> None:
+    async with served(make_app()) as url, httpx.AsyncClient(timeout=LIMIT) as client:
+        session_id = await open_session(client, url=url, roots={})
+        headers = session_headers(session_id)
+        body = rpc(5, "tools/call", call("roots"))
+        async with client.stream(
+            "POST", url, json=body, headers={**BASE, **headers}
+        ) as stream:
+            assert stream.status_code == 200
+            events = sse_events(stream)
+            asked = await anext(events)
+            assert asked["method"] == "roots/list"
+            roots = {"roots": [{"uri": "file:///a"}, {"uri": "file:///b"}]}
+            answer = {"jsonrpc": "2.0", "id": asked["id"], "result": roots}
+            accepted = await post(client, answer, headers, url)
+            assert accepted.status_code == 202
+            final = await anext(events)
+            assert final["id"] == 5
+            assert result_text(final) == "file:///a,file:///b"
+            assert [message async for message in events] == []
+
+
+@pytest.mark.anyio
+async def test_a_legacy_request_outlives_its_clients_disconnection() -> None:
+    probe = Probe()
+    async with (
+        served(make_app(probe)) as url,
+        httpx.AsyncClient(timeout=LIMIT) as client,
+    ):
+        session_id = await open_session(client, url=url)
+        headers = session_headers(session_id)
+        body = json.dumps(rpc(1, "tools/call", call("block"))).encode()
+        await hang_up_during(url, body, headers, probe)
+        probe.release.set()
+        with anyio.fail_after(LIMIT):
+            await probe.finished.wait()
+        assert not probe.cancelled.is_set()
+        answer = await post(
+            client, rpc(2, "tools/call", call("echo", message="on")), headers, url
+        )
+        assert result_text(answer.json()) == "on"
+
+
+@pytest.mark.anyio
+async def test_a_hung_up_legacy_post_does_not_hold_its_session() -> None:
+    probe = Probe()
+    app = make_app(probe, idle_timeout_s=IDLE)
+    async with served(app) as url, httpx.AsyncClient(timeout=LIMIT) as client:
+        session_id = await open_session(client, url=url)
+        body = json.dumps(rpc(1, "tools/call", call("block"))).encode()
+        await hang_up_during(url, body, session_headers(session_id), probe)
+
+        # Nothing holds the session now: it expires (any request sweeps), and
+        # its end cancels what it still runs.
+        async def expired() -> None:
+            while session_id in app.sessions:
+                await client.delete(url)  # 400 (no session id), after a sweep
+                await asyncio.sleep(0.05)
+
+        with anyio.fail_after(LIMIT):
+            await expired()
+            await probe.cancelled.wait()
+
+
+@pytest.mark.anyio
+async def test_a_request_id_in_flight_cannot_be_reused() -> None:
+    probe = Probe()
+    async with in_process(make_app(probe)) as client:
+        session_id = await open_session(client)
+        headers = session_headers(session_id)
+        first = asyncio.get_running_loop().create_task(
+            post(client, rpc(1, "tools/call", call("block")), headers)
+        )
+        with anyio.fail_after(LIMIT):
+            await probe.started.wait()
+        reused = await post(
+            client, rpc(1, "tools/call", call("echo", message="2")), headers
+        )
+        assert reused.status_code == 400
+        assert "already in flight" in error_of(reused)["message"]
+        probe.release.set()
+        with anyio.fail_after(LIMIT):
+            answer = await first
+        assert answer.json()["id"] == 1
+        assert result_text(answer.json()) == "released"
+        # Answered: the id is free again.
+        again = await post(
+            client, rpc(1, "tools/call", call("echo", message="3")), headers
+        )
+        assert result_text(again.json()) == "3"
+
+
+async def hang_up_during(
+    url: str, body: bytes, headers: dict[str, str], probe: Probe
+) -> None:
+    """POST `body` on a raw connection, and close it once the handler runs."""
+    address = httpx.URL(url)
+    port = address.port
+    assert port is not None
+    reader, writer = await asyncio.open_connection("127.0.0.1", port)
+    lines = [
+        f"POST {address.path} HTTP/1.1",
+        f"host: 127.0.0.1:{port}",
+        f"content-length: {len(body)}",
+        *(f"{name}: {value}" for name, value in {**BASE, **headers}.items()),
+    ]
+    writer.write("\r\n".join(lines).encode() + b"\r\n\r\n" + body)
+    await writer.drain()
+    with anyio.fail_after(LIMIT):
+        await probe.started.wait()
+    writer.close()
+    await writer.wait_closed()
+    del reader
+
+
+# --- 2026-07-28 requests ----------------------------------------------------------
+
+
+@pytest.mark.anyio
+async def test_a_modern_request_is_answered_without_a_session() -> None:
+    async with in_process(make_app()) as client:
+        body, headers = modern("a", "tools/call", call("echo", message="hé"))
+        answer = await post(client, body, headers | {"mcp-session-id": "ignored"})
+        assert answer.status_code == 200
+        assert answer.headers["content-type"] == "application/json"
+        assert "mcp-session-id" not in answer.headers
+        message = answer.json()
+        assert message["id"] == "a"
+        assert result_text(message) == "hé"
+        assert message["result"]["resultType"] == "complete"
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize(
+    ("change", "mentioned"),
+    [
+        ({"mcp-method": None}, "Mcp-Method header is missing"),
+        ({"mcp-method": "tools/list"}, "Mcp-Method"),
+        ({"mcp-name": None}, "Mcp-Name header is missing"),
+        ({"mcp-name": "other"}, "Mcp-Name"),
+        ({"mcp-name": "=?base64?not base64?="}, "malformed"),
+        ({"mcp-protocol-version": None}, "MCP-Protocol-Version header is missing"),
+        ({"mcp-protocol-version": LEGACY}, "MCP-Protocol-Version"),
+    ],
+)
+async def test_modern_headers_must_match_the_body(
+    change: dict[str, str | None], mentioned: str
+) -> None:
+    body, headers = modern(17, "tools/call", call("echo", message="x"))
+    for name, value in change.items():
+        headers.pop(name)
+        if value is not None:
+            headers[name] = value
+    async with in_process(make_app()) as client:
+        refused = await post(client, body, headers)
+        assert refused.status_code == 400
+        assert refused.json()["id"] == 17
+        error = error_of(refused)
+        assert error["code"] == HEADER_MISMATCH
+        assert mentioned in error["message"]
+
+
+@pytest.mark.anyio
+async def test_an_encoded_mcp_name_is_decoded_before_the_comparison() -> None:
+    body, headers = modern(1, "tools/call", call("echo", message="x"))
+    headers["mcp-name"] = "=?base64?" + base64.b64encode(b"echo").decode() + "?="
+    async with in_process(make_app()) as client:
+        answer = await post(client, body, headers)
+        assert answer.status_code == 200
+        assert result_text(answer.json()) == "x"
+
+
+@pytest.mark.anyio
+async def test_an_unsupported_modern_version_is_400_with_the_supported_ones() -> None:
+    body, headers = modern(1, "tools/list")
+    body["params"]["_meta"]["io.modelcontextprotocol/protocolVersion"] = "2099-01-01"
+    headers["mcp-protocol-version"] = "2099-01-01"
+    async with in_process(make_app()) as client:
+        refused = await post(client, body, headers)
+        assert refused.status_code == 400
+        error = error_of(refused)
+        assert error["code"] == UNSUPPORTED_PROTOCOL_VERSION
+        assert error["data"] == {"supported": [MODERN], "requested": "2099-01-01"}
+
+
+@pytest.mark.anyio
+async def test_modern_errors_the_spec_gives_a_status() -> None:
+    async with in_process(make_app()) as client:
+        body, headers = modern(1, "no/such/method")
+        unknown = await post(client, body, headers)
+        assert unknown.status_code == 404
+        assert error_of(unknown)["code"] == ErrorCode.METHOD_NOT_FOUND
+        assert unknown.json()["id"] == 1
+        body, headers = modern(2, "tools/call", {"name": 42})
+        headers.pop("mcp-name", None)
+        invalid = await post(client, body, headers)
+        assert invalid.status_code == 400
+        assert error_of(invalid)["code"] == ErrorCode.INVALID_PARAMS
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize(
+    ("region", "status"),
+    [
+        (None, 400),
+        ("eu-west1", 400),
+        ("us-west1", 200),
+        ("=?base64?" + base64.b64encode(b"us-west1").decode() + "?=", 200),
+    ],
+)
+async def test_mcp_param_headers_are_checked_against_the_arguments(
+    region: str | None, status: int
+) -> None:
+    body, headers = modern(
+        9, "tools/call", call("regional", region="us-west1", query="q")
+    )
+    if region is not None:
+        headers["mcp-param-region"] = region
+    async with in_process(make_app()) as client:
+        answer = await post(client, body, headers)
+        assert answer.status_code == status
+        assert answer.json()["id"] == 9
+        if status == 200:
+            assert result_text(answer.json()) == "us-west1: q"
+        else:
+            error = error_of(answer)
+            assert error["code"] == HEADER_MISMATCH
+            assert "Mcp-Param-Region" in error["message"]
+
+
+@pytest.mark.anyio
+async def test_a_non_ascii_param_travels_base64_encoded() -> None:
+    region = "Zürich ☃"
+    body, headers = modern(9, "tools/call", call("regional", region=region, query="q"))
+    encoded = base64.b64encode(region.encode()).decode()
+    async with in_process(make_app()) as client:
+        headers["mcp-param-region"] = f"=?base64?{encoded}?="
+        answer = await post(client, body, headers)
+        assert answer.status_code == 200
+        assert result_text(answer.json()) == f"{region}: q"
+
+
+@pytest.mark.anyio
+async def test_modern_progress_makes_an_sse_answer() -> None:
+    async with in_process(make_app()) as client:
+        body, headers = modern(3, "tools/call", call("progress"))
+        body["params"]["_meta"]["progressToken"] = 42
+        answer = await post(client, body, headers)
+        assert answer.status_code == 200
+        messages = sse_messages(answer)
+        assert [m.get("method") for m in messages] == [
+            "notifications/progress",
+            "notifications/progress",
+            None,
+        ]
+        assert messages[0]["params"] == {
+            "progressToken": 42,
+            "progress": 1,
+            "total": 2,
+            "message": "half way",
+        }
+        assert messages[2]["id"] == 3
+        assert result_text(messages[2]) == "done"
+
+
+@pytest.mark.anyio
+async def test_a_modern_notification_is_202() -> None:
+    async with in_process(make_app()) as client:
+        for method in ("notifications/cancelled", "notifications/unheard/of"):
+            body, headers = modern(0, method, {"requestId": 1})
+            del body["id"]
+            accepted = await post(client, body, headers)
+            assert accepted.status_code == 202
+            assert accepted.content == b""
+
+
+@pytest.mark.anyio
+async def test_a_modern_request_is_cancelled_when_its_client_hangs_up() -> None:
+    probe = Probe()
+    async with served(make_app(probe)) as url:
+        body, headers = modern(1, "tools/call", call("block"))
+        await hang_up_during(url, json.dumps(body).encode(), headers, probe)
+        with anyio.fail_after(LIMIT):
+            await probe.cancelled.wait()
+        assert not probe.finished.is_set()
+
+
+@pytest.mark.anyio
+async def test_a_modern_only_server_has_no_get_stream_nor_sessions() -> None:
+    app = McpHttpApp(tools_session(Probe(), legacy=False))
+    async with in_process(app) as client:
+        get = await client.get("/mcp", headers={"accept": "text/event-stream"})
+        assert get.status_code == 405
+        assert get.headers["allow"] == "POST"
+        delete = await client.delete("/mcp", headers={"mcp-session-id": "abc"})
+        assert delete.status_code == 405
+        assert delete.headers["allow"] == "POST"
+        refused = await post(client, initialize())
+        assert refused.status_code == 400
+        assert "mcp-session-id" not in refused.headers
+        body, headers = modern(1, "tools/call", call("echo", message="m"))
+        assert result_text((await post(client, body, headers)).json()) == "m"
+
+
+@pytest.mark.anyio
+async def test_a_dual_era_server_refuses_a_get_at_a_modern_version() -> None:
+    async with in_process(make_app()) as client:
+        get = await client.get(
+            "/mcp",
+            headers={"accept": "text/event-stream", "mcp-protocol-version": MODERN},
+        )
+        assert get.status_code == 405
+        assert get.headers["allow"] == "GET, POST, DELETE"
+
+
+# --- load -------------------------------------------------------------------------
+
+CLIENTS = 16
+REQUESTS = 1_000
+IN_FLIGHT = 2
+"""Requests each client keeps in flight at once (on two connections)."""
+
+
+@pytest.mark.anyio
+@pytest.mark.timeout(240)
+async def test_sixteen_clients_times_a_thousand_requests_none_lost() -> None:
+    """16 legacy sessions over uvicorn, each its own httpx client keeping two
+    requests in flight: every response comes back to its own request."""
+    answered = dict.fromkeys(range(CLIENTS), 0)
+
+    async def one_client(url: str, index: int) -> None:
+        async with httpx.AsyncClient(timeout=LIMIT) as client:
+            session_id = await open_session(client, url=url)
+            headers = session_headers(session_id)
+            ids = iter(range(REQUESTS))
+
+            async def worker() -> None:
+                for request_id in ids:
+                    message = f"{index}:{request_id}"
+                    body = rpc(request_id, "tools/call", call("echo", message=message))
+                    response = await post(client, body, headers, url)
+                    assert response.status_code == 200, response.text
+                    reply = response.json()
+                    assert reply["id"] == request_id
+                    assert result_text(reply) == message
+                    answered[index] += 1
+
+            async with anyio.create_task_group() as workers:
+                for _ in range(IN_FLIGHT):
+                    workers.start_soon(worker)
+            deleted = await client.delete(url, headers=headers)
+            assert deleted.status_code == 200
+
+    app = McpHttpApp(echo_session(LEGACY))
+    async with served(app, LIMIT * 20) as url:
+        async with anyio.create_task_group() as clients:
+            for index in range(CLIENTS):
+                clients.start_soon(one_client, url, index)
+        assert len(app.sessions) == 0
+    assert answered == dict.fromkeys(range(CLIENTS), REQUESTS)
