@@ -319,9 +319,18 @@ class ClientSession:
             capabilities=self._client_capabilities(package),
             client_info=package.Implementation(name=self.name, version=self.version),
         )
-        result: msgspec.Raw = await self.connection.request(
-            INITIALIZE, params, msgspec.Raw, timeout=self.probe_timeout
-        )
+        try:
+            result: msgspec.Raw = await self.connection.request(
+                INITIALIZE, params, msgspec.Raw, timeout=self.probe_timeout
+            )
+        except RpcError as exc:
+            offered_by_server = _supported(exc)
+            if exc.code != UNSUPPORTED_PROTOCOL_VERSION or offered_by_server is None:
+                raise
+            raise NegotiationError(
+                f"the server speaks {offered_by_server}; the client allows "
+                f"{list(self.legacy_versions)} for initialize"
+            ) from None
         answered = msgspec.json.decode(result, type=dict[str, Any]).get(
             "protocolVersion"
         )

@@ -257,8 +257,8 @@ def test_python_sdk_legacy_mode_is_refused_by_a_modern_only_server(
     report = python_client(peer_python, "legacy", server(MODERN) + "/mcp")
     assert report["exit_code"] == 2
     assert report["connected"] is False
-    assert report["error"]["code"] == -32600
-    assert "_meta" in report["error"]["message"]
+    # -32022 naming what the server speaks (the 2026 versioning rule).
+    assert report["error"]["code"] == -32022
 
 
 # --- the TypeScript SDK -----------------------------------------------------------
@@ -320,7 +320,7 @@ def test_ts_sdk_streamable_http_client_is_refused_by_a_modern_only_server(
     assert report["exit_code"] == 2
     assert report["connected"] is False
     assert report["error"]["status"] == 400
-    assert "-32600" in report["error"]["message"]
+    assert '"supported":["2026-07-28"]' in report["error"]["message"]
 
 
 @pytest.mark.parametrize("versions", [("2024-11-05",), ()])

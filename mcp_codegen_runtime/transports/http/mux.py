@@ -28,6 +28,8 @@ from typing import TYPE_CHECKING, Any
 import anyio
 import msgspec
 
+from ..._envelope import error_reply
+from ...errors import RpcError
 from ...jsonrpc import request_in_progress
 
 if TYPE_CHECKING:
@@ -40,6 +42,9 @@ if TYPE_CHECKING:
 __all__ = ["ResponseStream", "SessionMux"]
 
 logger = logging.getLogger(__name__)
+
+REQUEST_CANCELLED = -32800
+"""The error ending the POST of a request its client cancelled (as in LSP)."""
 
 
 class _Probe(msgspec.Struct):
@@ -122,6 +127,18 @@ class SessionMux:
         return [
             request_id for request_id in request_ids if request_id in self._by_request
         ]
+
+    def cancelled(self, request_id: RequestId) -> None:
+        """The client cancelled a request: the engine will not answer it, so
+        end its POST with a -32800 error reply (the HTTP response must end;
+        clients ignore answers to what they cancelled)."""
+        stream = self._by_request.pop(request_id, None)
+        if stream is not None:
+            stream.put(
+                error_reply(
+                    request_id, RpcError(REQUEST_CANCELLED, "Request cancelled")
+                )
+            )
 
     def forget(self, stream: ResponseStream) -> None:
         """Stop routing to `stream` (its HTTP response has ended)."""

@@ -72,7 +72,7 @@ if TYPE_CHECKING:
 
     from ...session import ServerConnection, ServerSession
 
-__all__ = ["HttpRequest", "McpHttpApp", "http_principal", "serve_http"]
+__all__ = ["HttpRequest", "McpHttpApp", "http_app", "http_principal", "serve_http"]
 
 logger = logging.getLogger(__name__)
 
@@ -328,6 +328,15 @@ class McpHttpApp:
         principal: object,
     ) -> None:
         if not self.session.legacy_versions:
+            if isinstance(message, dict) and message.get("method") == INITIALIZE:
+                # Name the versions served, so a legacy client can tell why.
+                offered = _members(message.get("params")).get("protocolVersion")
+                error = self.session.unsupported(offered)
+                refusal = HttpError(400, error.message, error.code, error.data)
+                await _respond(
+                    send, 400, refusal.body(message.get("id")), "application/json"
+                )
+                return
             raise _refuse(
                 400, f"requests must carry params._meta[{META_PROTOCOL_VERSION!r}]"
             )
@@ -363,6 +372,8 @@ class McpHttpApp:
             state.mux.feed(body, stream)
         except anyio.ClosedResourceError:
             raise _refuse(404, "Session not found (closed)") from None
+        for request_id in _cancelled_ids(message):
+            state.mux.cancelled(request_id)
         extra = {SESSION_HEADER: session_id}
         if stream is None:
             await _respond(send, 202, b"", None, extra)
@@ -704,6 +715,18 @@ async def _next(stream: ResponseStream) -> bytes | None:
         return None
 
 
+def _cancelled_ids(message: dict[str, Any] | list[Any]) -> list[Any]:
+    """The request ids named by the `notifications/cancelled` of a POST body."""
+    items: list[Any] = message if isinstance(message, list) else [message]
+    found: list[Any] = []
+    for item in map(_members, items):
+        if item.get("method") == "notifications/cancelled" and "id" not in item:
+            request_id = _members(item.get("params")).get("requestId")
+            if isinstance(request_id, int | str):
+                found.append(request_id)
+    return found
+
+
 def _members(value: object) -> dict[str, Any]:
     """`value` as a JSON object ({} when it is none)."""
     return typing.cast("dict[str, Any]", value) if isinstance(value, dict) else {}
@@ -725,6 +748,27 @@ def _progress_token(message: Mapping[str, Any]) -> Any:
     return token if isinstance(token, int | str) else None
 
 
+def http_app(
+    session: ServerSession,
+    *,
+    path: str = "/mcp",
+    policy: SecurityPolicy | None = None,
+    legacy_sse: bool = True,
+    **options: Any,
+) -> Any:
+    """The ASGI app `serve_http` runs: `McpHttpApp` at `path`, and, with
+    `legacy_sse` (and legacy revisions served), the deprecated HTTP+SSE
+    transport of 2024-11-05 at `/sse` and `/messages` in front of it, for old
+    clients. `options` go to `McpHttpApp`."""
+    guards = policy or SecurityPolicy.for_bind("127.0.0.1", 0)
+    app: Any = McpHttpApp(session, path=path, policy=guards, **options)
+    if legacy_sse and session.legacy_versions:
+        from .legacy_sse import LegacySseApp
+
+        app = LegacySseApp(session, policy=guards, fallback=app)
+    return app
+
+
 def serve_http(
     session: ServerSession,
     *,
@@ -732,9 +776,10 @@ def serve_http(
     port: int = 8000,
     path: str = "/mcp",
     log_level: str = "warning",
+    legacy_sse: bool = True,
     **options: Any,
 ) -> None:
-    """Serve `session` over Streamable HTTP with uvicorn until interrupted.
+    """Serve `session` over HTTP with uvicorn until interrupted (see `http_app`).
 
     Binds 127.0.0.1 unless told otherwise; the security policy follows the
     bind address (`SecurityPolicy.for_bind`). `options` go to `McpHttpApp`.
@@ -742,5 +787,13 @@ def serve_http(
     import uvicorn
 
     options.setdefault("policy", SecurityPolicy.for_bind(host, port))
-    app = McpHttpApp(session, path=path, **options)
-    uvicorn.run(app, host=host, port=port, log_level=log_level, lifespan="on")
+    app = http_app(session, path=path, legacy_sse=legacy_sse, **options)
+    uvicorn.run(
+        app,
+        host=host,
+        port=port,
+        log_level=log_level,
+        lifespan="on",
+        # Standalone and HTTP+SSE streams never end by themselves.
+        timeout_graceful_shutdown=5,
+    )

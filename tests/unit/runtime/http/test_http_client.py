@@ -47,6 +47,7 @@ from mcp_codegen_runtime.transports.http.client import (
     SessionExpiredError,
     connect_http,
 )
+from mcp_codegen_runtime.transports.http.legacy_sse import LegacySseApp
 from mcp_codegen_runtime.transports.http.server import McpHttpApp
 from mcp_codegen_runtime.wire import convert
 from mcp_codegen_types import v2025_11_25, v2026_07_28
@@ -902,8 +903,7 @@ async def test_the_fallback_uses_legacy_sse_client_transport(
 async def test_the_fallback_reaches_our_own_legacy_sse_app() -> None:
     """End to end: `LegacySseApp` answers the POSTs to /sse with 405, the
     fallback GETs /sse and negotiates over the HTTP+SSE transport."""
-    legacy_sse = pytest.importorskip(LEGACY_SSE_MODULE)
-    app = legacy_sse.LegacySseApp(session("2024-11-05", "2025-11-25"))
+    app = LegacySseApp(session("2024-11-05", "2025-11-25"))
     recorder = Recorder()
     with serving(app) as server, anyio.fail_after(LIMIT):
         url = server.url.removesuffix("/mcp") + "/sse"
@@ -934,14 +934,12 @@ async def test_a_failed_negotiation_leaves_no_task_group_behind() -> None:
 
 @pytest.mark.anyio
 async def test_a_legacy_client_and_a_modern_only_server_fail_clearly() -> None:
-    """initialize gets 400, the HTTP+SSE GET 405: LegacyServerError says both."""
-    pytest.importorskip(LEGACY_SSE_MODULE)
+    """initialize gets 400 with -32022 naming the server's versions: a modern
+    server, so no HTTP+SSE fallback, and the error says what it speaks."""
     with serving(McpHttpApp(server_session(MODERN))) as server, anyio.fail_after(LIMIT):
-        with pytest.raises(LegacyServerError, match="fallback failed") as raised:
+        with pytest.raises(NegotiationError, match="2026-07-28"):
             async with connected(server.url, versions=["2025-11-25"]):
                 pytest.fail("negotiated a version the server does not speak")
-    assert raised.value.status == 400
-    assert "405" in str(raised.value)
 
 
 @pytest.mark.anyio

@@ -44,6 +44,7 @@ from mcp_codegen_runtime.transports.http import (
 from mcp_codegen_runtime.transports.http.server import (
     HttpRequest,
     McpHttpApp,
+    http_app,
     http_principal,
 )
 from mcp_codegen_runtime.wire import convert
@@ -969,6 +970,27 @@ async def test_a_request_id_in_flight_cannot_be_reused() -> None:
         assert result_text(again.json()) == "3"
 
 
+@pytest.mark.anyio
+async def test_a_cancelled_legacy_request_ends_its_post_with_an_error() -> None:
+    probe = Probe()
+    async with in_process(make_app(probe)) as client:
+        session_id = await open_session(client)
+        headers = session_headers(session_id)
+        pending = asyncio.get_running_loop().create_task(
+            post(client, rpc(5, "tools/call", call("block")), headers)
+        )
+        with anyio.fail_after(LIMIT):
+            await probe.started.wait()
+        cancel = rpc(None, "notifications/cancelled", {"requestId": 5})
+        assert (await post(client, cancel, headers)).status_code == 202
+        with anyio.fail_after(LIMIT):
+            answer = await pending
+            await probe.cancelled.wait()
+        assert answer.json()["id"] == 5
+        assert error_of(answer)["code"] == -32800
+        assert not probe.finished.is_set()
+
+
 async def hang_up_during(
     url: str, body: bytes, headers: dict[str, str], probe: Probe
 ) -> None:
@@ -1174,9 +1196,13 @@ async def test_a_modern_only_server_has_no_get_stream_nor_sessions() -> None:
         delete = await client.delete("/mcp", headers={"mcp-session-id": "abc"})
         assert delete.status_code == 405
         assert delete.headers["allow"] == "POST"
-        refused = await post(client, initialize())
+        refused = await post(client, initialize(7))
         assert refused.status_code == 400
         assert "mcp-session-id" not in refused.headers
+        # It names the versions it serves, so a legacy client can tell why.
+        assert refused.json()["id"] == 7
+        assert error_of(refused)["code"] == UNSUPPORTED_PROTOCOL_VERSION
+        assert error_of(refused)["data"] == {"supported": [MODERN], "requested": LEGACY}
         body, headers = modern(1, "tools/call", call("echo", message="m"))
         assert result_text((await post(client, body, headers)).json()) == "m"
 
@@ -1237,3 +1263,17 @@ async def test_sixteen_clients_times_a_thousand_requests_none_lost() -> None:
                 clients.start_soon(one_client, url, index)
         assert len(app.sessions) == 0
     assert answered == dict.fromkeys(range(CLIENTS), REQUESTS)
+
+
+@pytest.mark.anyio
+async def test_http_app_serves_the_legacy_sse_endpoints_beside_mcp() -> None:
+    app = http_app(tools_session(Probe()))
+    transport = httpx.ASGITransport(app)
+    async with httpx.AsyncClient(transport=transport, base_url=ORIGIN) as client:
+        no_session = await client.post("/messages", json=rpc(1, "ping"))
+        assert no_session.status_code == 400  # the HTTP+SSE endpoint answers
+        answer = await client.post("/mcp", json=initialize(), headers=BASE)
+        assert answer.status_code == 200
+        assert is_valid_session_id(answer.headers["mcp-session-id"])
+    modern_only = http_app(tools_session(Probe(), legacy=False))
+    assert isinstance(modern_only, McpHttpApp)
