@@ -5,6 +5,9 @@ wire codec, the dispatcher, the JSON-RPC connection and both sessions are
 importable from here::
 
     from mcp_codegen_runtime import ClientSession, ServerSession, connect_stdio
+
+Streamable HTTP (`serve_http`, `McpHttpApp`, `connect_http`) needs the `http`
+extra (uvicorn, httpx).
 """
 
 from typing import TYPE_CHECKING, Any
@@ -31,18 +34,23 @@ if TYPE_CHECKING:
     from .dispatch import Dispatcher
     from .jsonrpc import Connection, current_request
     from .session import ServerSession
+    from .transports.http.client import connect_http
+    from .transports.http.server import McpHttpApp, serve_http
 
 # The engine pulls in anyio; generated types need only the codec, so they import
 # fast. The engine's names load on first use.
 _LAZY = {
     "ClientSession": "client",
     "Connection": "jsonrpc",
+    "McpHttpApp": "transports.http.server",
     "Dispatcher": "dispatch",
     "ServerSession": "session",
     "VersionCache": "client",
+    "connect_http": "transports.http.client",
     "connect_stdio": "client",
     "current_request": "jsonrpc",
     "request_client": "client_requests",
+    "serve_http": "transports.http.server",
 }
 
 
@@ -63,11 +71,13 @@ __all__ = [
     "ClosedStruct",
     "Connection",
     "Dispatcher",
+    "McpHttpApp",
     "OpenStruct",
     "ServerSession",
     "UnsetType",
     "ValidationError",
     "VersionCache",
+    "connect_http",
     "connect_stdio",
     "convert",
     "current_request",
@@ -76,6 +86,7 @@ __all__ = [
     "extra",
     "recursive_alias",
     "request_client",
+    "serve_http",
     "structural_union",
     "to_builtins",
     "with_extra",
