@@ -1,0 +1,342 @@
+"""`App`: an MCP server in a few lines, on top of the generated handler stubs.
+
+    app = App("demo", version="1.0.0")
+
+    @app.tool()
+    def echo(message: str) -> str:
+        \"\"\"Return the message unchanged.\"\"\"
+        return message
+
+    app.run()                     # stdio; app.run("http", port=8000) for HTTP
+
+The app keeps a registry of tools, resources, templates and prompts, and
+serves it through generated `ServerHandlers` of 2025-11-25 and 2026-07-28
+(`handlers.py`); a `ServerSession` adapts them to every other revision, so one
+app answers clients of all six. Capabilities follow what is registered. Lists
+are paginated when `page_size` is set, with opaque cursors signed by the app
+(a forged or foreign cursor is -32602). Lists are in registration order.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import hmac
+import inspect
+import os
+from typing import TYPE_CHECKING, Any, TypeVar
+
+import msgspec
+
+from ..errors import ErrorCode, RpcError
+from .context import Context
+from .prompts import PromptSpec
+from .resources import ResourceSpec, TemplateSpec, contents_of
+from .tools import ToolSpec
+
+if TYPE_CHECKING:
+    from collections.abc import Awaitable, Callable, Mapping, Sequence
+
+    from ..session import ServerSession
+
+__all__ = ["App"]
+
+F = TypeVar("F", bound="Callable[..., Any]")
+
+RESOURCE_NOT_FOUND = -32002
+"""The error of a read of a resource the server does not have (the spec's)."""
+
+
+class App:
+    """A high-level MCP server; see the module docstring.
+
+    Args:
+        name, version: the server's `Implementation`.
+        instructions: how to use the server, sent at initialization.
+        page_size: items per page of the list methods (None: one page).
+        versions: the protocol versions served (default: every dated one).
+    """
+
+    def __init__(
+        self,
+        name: str,
+        *,
+        version: str = "0.1.0",
+        instructions: str | None = None,
+        page_size: int | None = None,
+        versions: Sequence[str] | None = None,
+    ) -> None:
+        self.name = name
+        self.version = version
+        self.instructions = instructions
+        self.page_size = page_size
+        self.versions = versions
+        self.tools: dict[str, ToolSpec] = {}
+        self.resources: dict[str, ResourceSpec] = {}
+        self.templates: list[TemplateSpec] = []
+        self.prompts: dict[str, PromptSpec] = {}
+        self._cursor_key = os.urandom(32)
+
+    # -- registration --
+
+    def tool(
+        self,
+        name: str | None = None,
+        *,
+        title: str | None = None,
+        description: str | None = None,
+        annotations: Mapping[str, Any] | None = None,
+        icons: list[dict[str, Any]] | None = None,
+        task_support: str | None = None,
+        headers: Mapping[str, str] | None = None,
+    ) -> Callable[[F], F]:
+        """Register a function as a tool (see `tools.py` for the mapping)."""
+
+        def register(func: F) -> F:
+            spec = ToolSpec.from_function(
+                func,
+                name=name,
+                title=title,
+                description=description,
+                annotations=annotations,
+                icons=icons,
+                task_support=task_support,
+                headers=headers,
+                context_type=Context,
+            )
+            if spec.name in self.tools:
+                raise ValueError(f"tool {spec.name!r} is already registered")
+            self.tools[spec.name] = spec
+            return func
+
+        return register
+
+    def resource(
+        self,
+        uri: str,
+        *,
+        name: str | None = None,
+        title: str | None = None,
+        description: str | None = None,
+        mime_type: str | None = None,
+    ) -> Callable[[F], F]:
+        """Register a resource (a URI) or a template (a URI with `{...}`)."""
+
+        def register(func: F) -> F:
+            options = {
+                "name": name,
+                "title": title,
+                "description": description,
+                "mime_type": mime_type,
+            }
+            if "{" in uri:
+                self.templates.append(TemplateSpec.from_function(uri, func, **options))
+            else:
+                if uri in self.resources:
+                    raise ValueError(f"resource {uri!r} is already registered")
+                self.resources[uri] = ResourceSpec.from_function(uri, func, **options)
+            return func
+
+        return register
+
+    def prompt(
+        self,
+        name: str | None = None,
+        *,
+        title: str | None = None,
+        description: str | None = None,
+        arguments: Mapping[str, str] | None = None,
+    ) -> Callable[[F], F]:
+        """Register a prompt; `arguments` describes its arguments by name."""
+
+        def register(func: F) -> F:
+            spec = PromptSpec.from_function(
+                func,
+                name=name,
+                title=title,
+                description=description,
+                argument_descriptions=arguments,
+            )
+            if spec.name in self.prompts:
+                raise ValueError(f"prompt {spec.name!r} is already registered")
+            self.prompts[spec.name] = spec
+            return func
+
+        return register
+
+    # -- serving (builtins in, builtins out; handlers.py types them) --
+
+    def list_tools(self, cursor: str | None) -> dict[str, Any]:
+        """A page of `tools/list`."""
+        listings = [spec.listing for spec in self.tools.values()]
+        return self._page("tools", listings, cursor)
+
+    async def call_tool(
+        self, name: str, arguments: Mapping[str, Any] | None
+    ) -> dict[str, Any]:
+        """`tools/call`: an unknown tool is -32602, bad arguments and a
+        failing tool are tool execution errors (`isError: true`)."""
+        spec = self.tools.get(name)
+        if spec is None:
+            raise RpcError(ErrorCode.INVALID_PARAMS, f"Unknown tool: {name}")
+        bound = spec.bind(arguments)
+        if isinstance(bound, str):
+            return _tool_error(bound)
+        if spec.context_param is not None:
+            bound[spec.context_param] = Context()
+        try:
+            value = await _call(spec.func, bound)
+            return spec.result(value)
+        except RpcError:
+            raise
+        except Exception as exc:
+            return _tool_error(f"Error in tool {name}: {exc}")
+
+    def list_resources(self, cursor: str | None) -> dict[str, Any]:
+        """A page of `resources/list`."""
+        listings = [spec.listing for spec in self.resources.values()]
+        return self._page("resources", listings, cursor)
+
+    def list_templates(self, cursor: str | None) -> dict[str, Any]:
+        """A page of `resources/templates/list`."""
+        listings = [spec.listing for spec in self.templates]
+        return self._page("resourceTemplates", listings, cursor)
+
+    async def read_resource(self, uri: str) -> dict[str, Any]:
+        """`resources/read`: -32002 for a URI no resource or template has."""
+        spec = self.resources.get(uri)
+        if spec is not None:
+            value = await _call(spec.func, {})
+            return {"contents": contents_of(uri, spec.mime_type, value)}
+        for template in self.templates:
+            variables = template.template.match(uri)
+            if variables is not None:
+                value = await _call(template.func, variables)
+                return {"contents": contents_of(uri, template.mime_type, value)}
+        raise RpcError(RESOURCE_NOT_FOUND, "Resource not found", {"uri": uri})
+
+    def list_prompts(self, cursor: str | None) -> dict[str, Any]:
+        """A page of `prompts/list`."""
+        listings = [spec.listing for spec in self.prompts.values()]
+        return self._page("prompts", listings, cursor)
+
+    async def get_prompt(
+        self, name: str, arguments: Mapping[str, Any] | None
+    ) -> dict[str, Any]:
+        """`prompts/get`: unknown prompts and bad arguments are -32602."""
+        spec = self.prompts.get(name)
+        if spec is None:
+            raise RpcError(ErrorCode.INVALID_PARAMS, f"Unknown prompt: {name}")
+        given = dict(arguments or {})
+        problem = spec.problem(given)
+        if problem is not None:
+            raise RpcError(ErrorCode.INVALID_PARAMS, problem)
+        return spec.result(await _call(spec.func, given))
+
+    # -- pagination --
+
+    def _page(
+        self, key: str, items: list[dict[str, Any]], cursor: str | None
+    ) -> dict[str, Any]:
+        start = 0 if cursor is None else self._open_cursor(key, cursor)
+        if self.page_size is None:
+            return {key: items[start:]}
+        end = start + self.page_size
+        page: dict[str, Any] = {key: items[start:end]}
+        if end < len(items):
+            page["nextCursor"] = self._seal_cursor(key, end)
+        return page
+
+    def _seal_cursor(self, key: str, offset: int) -> str:
+        body = msgspec.json.encode([key, offset])
+        tag = hmac.new(self._cursor_key, body, hashlib.sha256).digest()[:16]
+        return base64.urlsafe_b64encode(tag + body).decode("ascii")
+
+    def _open_cursor(self, key: str, cursor: str) -> int:
+        try:
+            raw = base64.urlsafe_b64decode(cursor.encode("ascii"))
+            tag, body = raw[:16], raw[16:]
+            expected = hmac.new(self._cursor_key, body, hashlib.sha256).digest()[:16]
+            if not hmac.compare_digest(tag, expected):
+                raise ValueError("bad signature")
+            kind, offset = msgspec.json.decode(body, type=tuple[str, int])
+            if kind != key or offset < 0:
+                raise ValueError("another list's cursor")
+        except (ValueError, UnicodeEncodeError, msgspec.DecodeError):
+            raise RpcError(
+                ErrorCode.INVALID_PARAMS, "Invalid cursor: not one this server issued"
+            ) from None
+        return offset
+
+    # -- running --
+
+    def session(self) -> ServerSession:
+        """The `ServerSession` serving this app in every revision."""
+        from ..session import ServerSession
+        from .handlers import handlers_for
+
+        return ServerSession(
+            handlers_for(self),
+            name=self.name,
+            version=self.version,
+            instructions=self.instructions,
+            versions=self.versions or _dated_versions(),
+        )
+
+    def asgi(self, **options: Any) -> Any:
+        """The app as an ASGI application (Streamable HTTP at `/mcp`)."""
+        from ..transports.http.server import http_app
+
+        return http_app(self.session(), **options)
+
+    def run(
+        self,
+        transport: str = "stdio",
+        *,
+        host: str = "127.0.0.1",
+        port: int = 8000,
+        **options: Any,
+    ) -> None:
+        """Serve until the client leaves (stdio) or the process is stopped
+        (`transport="http"`: Streamable HTTP at `/mcp`, via uvicorn)."""
+        if transport == "stdio":
+            import anyio
+
+            anyio.run(self.serve_stdio)
+        elif transport == "http":
+            from ..transports.http.server import serve_http
+
+            serve_http(self.session(), host=host, port=port, **options)
+        else:
+            raise ValueError(f"unknown transport {transport!r}: use stdio or http")
+
+    async def serve_stdio(self) -> None:
+        """Serve one client on this process's stdin and stdout."""
+        from ..jsonrpc import Connection
+        from ..transports.stdio import stdio_server
+
+        session = self.session()
+        async with (
+            stdio_server() as transport,
+            Connection(transport, session.handler()) as connection,
+        ):
+            await connection.wait_closed()
+
+
+def _tool_error(text: str) -> dict[str, Any]:
+    return {"content": [{"type": "text", "text": text}], "isError": True}
+
+
+async def _call(func: Callable[..., Any], arguments: Mapping[str, Any]) -> Any:
+    """Call a sync or async function with keyword arguments."""
+    value = func(**arguments)
+    if inspect.isawaitable(value):
+        awaited: Awaitable[Any] = value
+        return await awaited
+    return value
+
+
+def _dated_versions() -> list[str]:
+    import mcp_codegen_types
+
+    return [v for v in mcp_codegen_types.KNOWN_VERSIONS if v != "draft"]

@@ -1,0 +1,172 @@
+"""The generated handler stubs an `App` is served through.
+
+One subclass of the generated `ServerHandlers` per era: 2025-11-25 (the
+handshake revisions) and 2026-07-28. Each method asks the app's registry for
+builtins and types them with the revision's own result type. 2026 list and
+read results say how long a client may cache them: `cacheScope: "private"`,
+`ttlMs: 0` (promise nothing; registries can change).
+
+`handlers_for(app)` keeps only the methods the app has something for, so the
+session derives the capabilities from what is registered.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from mcp_codegen_types import v2025_11_25 as legacy, v2026_07_28 as modern
+
+from ..wire import UNSET, convert, to_builtins
+
+if TYPE_CHECKING:
+    from ..dispatch import Handlers
+    from .application import App
+
+__all__ = ["LegacyHandlers", "ModernHandlers", "handlers_for"]
+
+NO_CACHE = {"cacheScope": "private", "ttlMs": 0}
+"""What 2026 results say about caching: nothing may be cached."""
+
+
+def _arguments(value: Any) -> dict[str, Any] | None:
+    return None if value is UNSET else to_builtins(value)
+
+
+def _cursor(params: Any) -> str | None:
+    cursor = getattr(params, "cursor", UNSET)
+    return None if cursor is UNSET else cursor
+
+
+class LegacyHandlers(legacy.ServerHandlers):
+    """The app at 2025-11-25 (and, adapted, the older revisions)."""
+
+    def __init__(self, app: App) -> None:
+        self.app = app
+
+    async def tools_list(
+        self, params: legacy.PaginatedRequestParams
+    ) -> legacy.ListToolsResult:
+        return convert(self.app.list_tools(_cursor(params)), legacy.ListToolsResult)
+
+    async def tools_call(
+        self, params: legacy.CallToolRequestParams
+    ) -> legacy.CallToolResult:
+        result = await self.app.call_tool(params.name, _arguments(params.arguments))
+        return convert(result, legacy.CallToolResult)
+
+    async def resources_list(
+        self, params: legacy.PaginatedRequestParams
+    ) -> legacy.ListResourcesResult:
+        page = self.app.list_resources(_cursor(params))
+        return convert(page, legacy.ListResourcesResult)
+
+    async def resources_templates_list(
+        self, params: legacy.PaginatedRequestParams
+    ) -> legacy.ListResourceTemplatesResult:
+        page = self.app.list_templates(_cursor(params))
+        return convert(page, legacy.ListResourceTemplatesResult)
+
+    async def resources_read(
+        self, params: legacy.ReadResourceRequestParams
+    ) -> legacy.ReadResourceResult:
+        result = await self.app.read_resource(params.uri)
+        return convert(result, legacy.ReadResourceResult)
+
+    async def prompts_list(
+        self, params: legacy.PaginatedRequestParams
+    ) -> legacy.ListPromptsResult:
+        return convert(self.app.list_prompts(_cursor(params)), legacy.ListPromptsResult)
+
+    async def prompts_get(
+        self, params: legacy.GetPromptRequestParams
+    ) -> legacy.GetPromptResult:
+        result = await self.app.get_prompt(params.name, _arguments(params.arguments))
+        return convert(result, legacy.GetPromptResult)
+
+    async def logging_set_level(
+        self, params: legacy.SetLevelRequestParams
+    ) -> legacy.EmptyResult:
+        # The session remembers the level; log_to_client honours it.
+        return legacy.EmptyResult()
+
+
+class ModernHandlers(modern.ServerHandlers):
+    """The app at 2026-07-28 (and, adapted, the draft)."""
+
+    def __init__(self, app: App) -> None:
+        self.app = app
+
+    async def tools_list(
+        self, params: modern.PaginatedRequestParams
+    ) -> modern.ListToolsResult:
+        page = {**self.app.list_tools(_cursor(params)), **NO_CACHE}
+        return convert(page, modern.ListToolsResult)
+
+    async def tools_call(
+        self, params: modern.CallToolRequestParams
+    ) -> modern.CallToolResultResponseResult:
+        result = await self.app.call_tool(params.name, _arguments(params.arguments))
+        return convert(result, modern.CallToolResult)
+
+    async def resources_list(
+        self, params: modern.PaginatedRequestParams
+    ) -> modern.ListResourcesResult:
+        page = {**self.app.list_resources(_cursor(params)), **NO_CACHE}
+        return convert(page, modern.ListResourcesResult)
+
+    async def resources_templates_list(
+        self, params: modern.PaginatedRequestParams
+    ) -> modern.ListResourceTemplatesResult:
+        page = {**self.app.list_templates(_cursor(params)), **NO_CACHE}
+        return convert(page, modern.ListResourceTemplatesResult)
+
+    async def resources_read(
+        self, params: modern.ReadResourceRequestParams
+    ) -> modern.ReadResourceResultResponseResult:
+        result = {**await self.app.read_resource(params.uri), **NO_CACHE}
+        return convert(result, modern.ReadResourceResult)
+
+    async def prompts_list(
+        self, params: modern.PaginatedRequestParams
+    ) -> modern.ListPromptsResult:
+        page = {**self.app.list_prompts(_cursor(params)), **NO_CACHE}
+        return convert(page, modern.ListPromptsResult)
+
+    async def prompts_get(
+        self, params: modern.GetPromptRequestParams
+    ) -> modern.GetPromptResultResponseResult:
+        result = await self.app.get_prompt(params.name, _arguments(params.arguments))
+        return convert(result, modern.GetPromptResult)
+
+
+_GROUPS = {
+    "tools": ("tools_list", "tools_call"),
+    "resources": ("resources_list", "resources_read", "resources_templates_list"),
+    "prompts": ("prompts_list", "prompts_get"),
+    "logging": ("logging_set_level",),
+}
+
+
+def handlers_for(app: App) -> list[Handlers]:
+    """Both eras' handlers, with only the methods `app` has something for."""
+    wanted = {"logging"}
+    if app.tools:
+        wanted.add("tools")
+    if app.resources or app.templates:
+        wanted.add("resources")
+    if app.prompts:
+        wanted.add("prompts")
+    chosen: list[Handlers] = []
+    for full in (LegacyHandlers, ModernHandlers):
+        base = full.__mro__[1]
+        methods = {
+            name: vars(full)[name]
+            for group in wanted
+            for name in _GROUPS[group]
+            if name in vars(full)
+        }
+        methods["__init__"] = full.__init__
+        methods["__doc__"] = full.__doc__
+        trimmed: Any = type(full.__name__, (base,), methods)
+        chosen.append(trimmed(app))
+    return chosen

@@ -1,0 +1,187 @@
+"""Resources and resource templates from Python functions.
+
+A static resource has a URI and a function (called on each read) returning
+text (`str`), bytes (sent base64 as a blob) or contents dicts. A template has
+an RFC 6570 URI template; reading a URI that matches it calls the function
+with the template's variables as keyword arguments.
+
+Templates are matched by reversing the expressions the MCP world uses (RFC
+6570 levels 1 and 2, plus the `/`, `?` and `&` operators of level 3):
+`{var}` takes one path segment (no `/`, `?`, `#`), `{+var}` and `{#var}` take
+anything, `{/var}` one `/`-prefixed segment, `{?a,b}`/`{&a}` query
+parameters; values are percent-decoded.
+"""
+
+from __future__ import annotations
+
+import base64
+import inspect
+import re
+import typing
+import urllib.parse
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from .tools import description_of
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterable
+
+__all__ = ["ResourceSpec", "TemplateSpec", "UriTemplate"]
+
+_EXPRESSION = re.compile(r"\{([+#/?&]?)([A-Za-z0-9_.,%]+)\}")
+
+
+class UriTemplate:
+    """An RFC 6570 URI template that can tell which URIs it produces."""
+
+    def __init__(self, template: str) -> None:
+        self.template = template
+        self.variables: list[str] = []
+        self._query: list[str] = []
+        pattern = ""
+        position = 0
+        for match in _EXPRESSION.finditer(template):
+            pattern += re.escape(template[position : match.start()])
+            operator, names = match.group(1), match.group(2).split(",")
+            self.variables.extend(names)
+            if operator in ("?", "&"):
+                self._query.extend(names)
+                pattern += r"(?:[?&][^#]*)?"
+            else:
+                part = {"": r"[^/?#]*", "+": r".*", "#": r"#.*", "/": r"/[^/?#]*"}
+                for index, name in enumerate(names):
+                    separator = "," if index and operator in ("", "+") else ""
+                    group = f"(?P<{_group(name)}>{part[operator]})"
+                    pattern += re.escape(separator) + group
+            position = match.end()
+        pattern += re.escape(template[position:])
+        self._regex = re.compile(pattern + r"\Z")
+
+    def match(self, uri: str) -> dict[str, str] | None:
+        """The variables of `uri` if the template produces it, else None."""
+        found = self._regex.match(uri)
+        if found is None:
+            return None
+        values: dict[str, str] = {}
+        for name in self.variables:
+            if name in self._query:
+                continue
+            raw = found.group(_group(name)).lstrip("/#")
+            values[name] = urllib.parse.unquote(raw)
+        if self._query:
+            query = urllib.parse.urlsplit(uri).query
+            values.update(
+                (key, value)
+                for key, value in urllib.parse.parse_qsl(query)
+                if key in self._query
+            )
+        return values
+
+
+def _group(name: str) -> str:
+    return "v_" + re.sub(r"\W", "_", name)
+
+
+def contents_of(uri: str, mime_type: str | None, value: Any) -> list[dict[str, Any]]:
+    """The `contents` of a read, from what a resource function returned."""
+    items: list[Any] = (
+        [*typing.cast("Iterable[Any]", value)] if isinstance(value, list) else [value]
+    )
+    contents: list[dict[str, Any]] = []
+    for item in items:
+        if isinstance(item, dict):
+            contents.append({"uri": uri, **typing.cast("dict[str, Any]", item)})
+            continue
+        entry: dict[str, Any] = {"uri": uri}
+        if mime_type is not None:
+            entry["mimeType"] = mime_type
+        if isinstance(item, bytes | bytearray):
+            entry["blob"] = base64.b64encode(bytes(item)).decode("ascii")
+        else:
+            entry["text"] = str(item)
+        contents.append(entry)
+    return contents
+
+
+@dataclass
+class ResourceSpec:
+    """One static resource."""
+
+    uri: str
+    func: Callable[..., Any]
+    listing: dict[str, Any]
+    mime_type: str | None
+
+    @classmethod
+    def from_function(
+        cls,
+        uri: str,
+        func: Callable[..., Any],
+        *,
+        name: str | None = None,
+        title: str | None = None,
+        description: str | None = None,
+        mime_type: str | None = None,
+    ) -> ResourceSpec:
+        """The spec of a resource at `uri` read by calling `func()`."""
+        listing: dict[str, Any] = {"uri": uri, "name": name or func.__name__}
+        _describe(listing, func, title, description, mime_type)
+        return cls(uri, func, listing, mime_type)
+
+
+@dataclass
+class TemplateSpec:
+    """One resource template."""
+
+    template: UriTemplate
+    func: Callable[..., Any]
+    listing: dict[str, Any]
+    mime_type: str | None
+
+    @classmethod
+    def from_function(
+        cls,
+        uri_template: str,
+        func: Callable[..., Any],
+        *,
+        name: str | None = None,
+        title: str | None = None,
+        description: str | None = None,
+        mime_type: str | None = None,
+    ) -> TemplateSpec:
+        """The spec of a template read by calling `func(**variables)`.
+
+        Raises:
+            ValueError: the function lacks a parameter for a variable.
+        """
+        template = UriTemplate(uri_template)
+        params = inspect.signature(func).parameters
+        missing = [v for v in template.variables if v not in params]
+        if missing:
+            raise ValueError(
+                f"resource template {uri_template!r}: {func.__name__} has no "
+                f"parameter for {missing}"
+            )
+        listing: dict[str, Any] = {
+            "uriTemplate": uri_template,
+            "name": name or func.__name__,
+        }
+        _describe(listing, func, title, description, mime_type)
+        return cls(template, func, listing, mime_type)
+
+
+def _describe(
+    listing: dict[str, Any],
+    func: Callable[..., Any],
+    title: str | None,
+    description: str | None,
+    mime_type: str | None,
+) -> None:
+    text = description or description_of(func)
+    if title is not None:
+        listing["title"] = title
+    if text:
+        listing["description"] = text
+    if mime_type is not None:
+        listing["mimeType"] = mime_type
