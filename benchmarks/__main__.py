@@ -31,12 +31,13 @@ CHOICES = (
     "dispatch",
     "types",
     "stdio",
+    "http",
     "all",
 )
 
 
 def _runners() -> dict[str, Callable[..., dict[str, Any]]]:
-    from . import dispatch, generation, import_time, stdio, types, yardstick
+    from . import dispatch, generation, http, import_time, stdio, types, yardstick
 
     return {
         "dispatch": dispatch.run,
@@ -45,6 +46,7 @@ def _runners() -> dict[str, Callable[..., dict[str, Any]]]:
         "import": import_time.run,
         "generation": generation.run,
         "stdio": stdio.run,
+        "http": http.run,
     }
 
 

@@ -49,7 +49,6 @@ decoder (about a microsecond each).
 from __future__ import annotations
 
 import os
-import statistics
 import subprocess
 import tempfile
 import threading
@@ -57,29 +56,40 @@ import time
 from dataclasses import dataclass
 from typing import IO, TYPE_CHECKING, Any
 
-import msgspec
-
-from ._common import REPO, project_python, table
-from .peers import (
-    ensure_node_peers,
-    ensure_python_peers,
-    installed_node_versions,
-    installed_versions,
-    node_executable,
-    node_version,
+from ._common import (
+    INITIALIZED,
+    MESSAGE,
+    PROTOCOL_VERSION,
+    REPO,
+    Contender,
+    Reply,
+    ServerFailedError,
+    call_body,
+    compare,
+    comparison_rows,
+    cpu_ticks,
+    echo_problem,
+    figures_tail,
+    initialize_body,
+    initialize_problem,
+    peak_rss_mib,
+    peer_env,
+    percentile,
+    project_python,
+    ratio_checks,
+    reply_decoder,
+    run_round_trips,
+    table,
+    target_lines,
+    version_lines,
 )
+from .peers import node_executable
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Sequence
+    from collections.abc import Sequence
     from pathlib import Path
 
     from ._common import Echo
-
-PROTOCOL_VERSION = "2025-11-25"
-"""The handshake every server is driven with."""
-
-MESSAGE = "The quick brown fox jumps over."
-"""The echoed payload, about 30 characters."""
 
 IN_FLIGHT = 32
 """Requests kept in flight in pipelined mode."""
@@ -138,76 +148,12 @@ TINY = Sizes(rounds=1, warmup=4, sequential=20, pipelined=40)
 """For the smoke test: every code path, no meaningful figure."""
 
 
-@dataclass(frozen=True)
-class Contender:
-    """A server: how to start it."""
-
-    name: str
-    argv: list[str]
-    env: dict[str, str]
-
-
-class ServerFailedError(RuntimeError):
-    """A server died, went silent, or answered something other than the echo."""
-
-
 # --- the wire ---------------------------------------------------------------------
-
-
-class _Block(msgspec.Struct):
-    type: str
-    text: str = ""
-
-
-class _CallResult(msgspec.Struct):
-    content: list[_Block]
-
-
-class _InitializeResult(msgspec.Struct, rename="camel"):
-    protocol_version: str
-
-
-class _Reply(msgspec.Struct):
-    id: int | str | None = None
-    method: str | None = None
-    result: msgspec.Raw = msgspec.Raw(b"")
-    error: Any = None
-
-
-_reply_decoder = msgspec.json.Decoder(_Reply)
-_call_decoder = msgspec.json.Decoder(_CallResult)
-_initialize_decoder = msgspec.json.Decoder(_InitializeResult)
-
-_CALL_PREFIX = b'{"jsonrpc":"2.0","id":'
-_CALL_SUFFIX = msgspec.json.encode(
-    {
-        "method": "tools/call",
-        "params": {"name": "echo", "arguments": {"message": MESSAGE}},
-    }
-)[1:]
-"""A request is `_CALL_PREFIX + id + "," + _CALL_SUFFIX`: only the id differs."""
 
 
 def call_request(request_id: int) -> bytes:
     """The pre-encoded `tools/call echo` request line with this id."""
-    return b"%s%d,%s\n" % (_CALL_PREFIX, request_id, _CALL_SUFFIX)
-
-
-def _initialize_request() -> bytes:
-    message = {
-        "jsonrpc": "2.0",
-        "id": 0,
-        "method": "initialize",
-        "params": {
-            "protocolVersion": PROTOCOL_VERSION,
-            "capabilities": {},
-            "clientInfo": {"name": "mcp-codegen-stdio-benchmark", "version": "0"},
-        },
-    }
-    return msgspec.json.encode(message) + b"\n"
-
-
-_INITIALIZED = b'{"jsonrpc":"2.0","method":"notifications/initialized"}\n'
+    return call_body(request_id) + b"\n"
 
 
 # --- the load client --------------------------------------------------------------
@@ -295,43 +241,38 @@ class RawClient:
         *lines, self._buffer = self._buffer.split(b"\n")
         return lines
 
-    def _replies(self) -> list[_Reply]:
+    def _replies(self) -> list[Reply]:
         """The responses among the available lines (notifications skipped)."""
         replies = []
         for line in self._lines():
             if not line.strip():
                 continue
-            reply = _reply_decoder.decode(line)
+            reply = reply_decoder.decode(line)
             if reply.method is None:
                 replies.append(reply)
         return replies
 
-    def _check(self, reply: _Reply, outstanding: set[int]) -> None:
+    def _check(self, reply: Reply, outstanding: set[int]) -> None:
         if not isinstance(reply.id, int) or reply.id not in outstanding:
             raise self._fail(f"answer to no request in flight: {reply.id!r}")
         outstanding.discard(reply.id)
-        if not reply.result:
-            raise self._fail(f"error answer to {reply.id}: {reply.error!r}")
-        content = _call_decoder.decode(reply.result).content
-        if len(content) != 1 or content[0].type != "text":
-            raise self._fail(f"not one text block: {content!r}")
-        if content[0].text != MESSAGE:
-            raise self._fail(f"wrong echo: {content[0].text!r}")
+        problem = echo_problem(reply)
+        if problem:
+            raise self._fail(problem)
 
     # the session
     def initialize(self) -> None:
         """The handshake: initialize (checked) and notifications/initialized."""
-        os.write(self._in, _initialize_request())
-        replies: list[_Reply] = []
+        os.write(self._in, initialize_body("mcp-codegen-stdio-benchmark") + b"\n")
+        replies: list[Reply] = []
         while not replies:
             replies = self._replies()
-        first = replies[0]
-        if first.id != 0 or not first.result or len(replies) > 1:
-            raise self._fail(f"bad initialize answer: {replies!r}")
-        version = _initialize_decoder.decode(first.result).protocol_version
-        if version != PROTOCOL_VERSION:
-            raise self._fail(f"initialize settled on {version!r}")
-        os.write(self._in, _INITIALIZED)
+        problem = initialize_problem(replies[0])
+        if len(replies) > 1:
+            problem = f"bad initialize answer: {replies!r}"
+        if problem:
+            raise self._fail(problem)
+        os.write(self._in, INITIALIZED + b"\n")
 
     def _requests(self, n: int) -> tuple[list[int], list[bytes]]:
         ids = list(range(self._next_id, self._next_id + n))
@@ -384,26 +325,17 @@ class RawClient:
     # the server's process
     def cpu_ticks(self) -> int:
         """utime + stime of the server (clock ticks, all its threads)."""
-        with open(f"/proc/{self.proc.pid}/stat", "rb") as stat:
-            fields = stat.read().rsplit(b")", 1)[1].split()
-        # After "pid (comm)": state is field 3, utime 14 and stime 15.
-        return int(fields[11]) + int(fields[12])
+        return cpu_ticks(self.proc.pid)
 
     def peak_rss_mib(self) -> float:
         """VmHWM of the server, in MiB."""
-        with open(f"/proc/{self.proc.pid}/status", "rb") as status:
-            for line in status:
-                if line.startswith(b"VmHWM:"):
-                    return int(line.split()[1]) / 1024
-        raise self._fail("no VmHWM in /proc/<pid>/status")
+        peak = peak_rss_mib(self.proc.pid)
+        if peak is None:
+            raise self._fail("no VmHWM in /proc/<pid>/status")
+        return peak
 
 
 # --- one session ------------------------------------------------------------------
-
-
-def _percentile(sorted_values: Sequence[int], fraction: float) -> int:
-    index = min(len(sorted_values) - 1, round(fraction * (len(sorted_values) - 1)))
-    return sorted_values[index]
 
 
 def measure(
@@ -431,8 +363,8 @@ def measure(
     client.close()
     return {
         "sequential_calls_per_s": sizes.sequential / (sum(latencies) / 1e9),
-        "p50_us": _percentile(latencies, 0.50) / 1000,
-        "p99_us": _percentile(latencies, 0.99) / 1000,
+        "p50_us": percentile(latencies, 0.50) / 1000,
+        "p99_us": percentile(latencies, 0.99) / 1000,
         "pipelined_calls_per_s": sizes.pipelined / pipe_s,
         "cpu_us_per_call_sequential": seq_ticks * tick_us / sizes.sequential,
         "cpu_us_per_call_pipelined": pipe_ticks * tick_us / sizes.pipelined,
@@ -442,14 +374,6 @@ def measure(
 
 
 # --- the run ----------------------------------------------------------------------
-
-
-def _peer_env() -> dict[str, str]:
-    """Ours without what would steer another venv's python."""
-    env = dict(os.environ)
-    for name in ("PYTHONPATH", "PYTHONHOME", "PYTHONSTARTUP", "VIRTUAL_ENV"):
-        env.pop(name, None)
-    return env
 
 
 def contenders(peer_python: Path, node_project: Path) -> list[Contender]:
@@ -467,7 +391,7 @@ def contenders(peer_python: Path, node_project: Path) -> list[Contender]:
         Contender(
             PY_SDK,
             [str(peer_python), str(PEER_PROGRAMS / "python_sdk_echo_server.py")],
-            _peer_env(),
+            peer_env(),
         ),
         Contender(BARE, [ours, str(PROGRAMS / "bare_msgspec_echo.py")], env),
     ]
@@ -478,35 +402,7 @@ def run(
 ) -> dict[str, Any]:
     """Measure, print a table, return the figures."""
     chosen = sizes or (QUICK if quick else NORMAL)
-    peer_python = ensure_python_peers(echo)
-    node_project = ensure_node_peers(echo)
-    servers = contenders(peer_python, node_project)
-    samples: dict[str, list[dict[str, float]]] = {s.name: [] for s in servers}
-    for round_no in range(chosen.rounds):
-        order = servers if round_no % 2 == 0 else servers[::-1]
-        for server in order:
-            samples[server.name].append(measure(server, chosen))
-    figures = _figures(samples, servers, chosen)
-    figures["versions"] = {
-        "mcp (Python SDK)": installed_versions(peer_python.parents[1])["mcp"],
-        "@modelcontextprotocol/sdk": installed_node_versions(node_project)[
-            "@modelcontextprotocol/sdk"
-        ],
-        "node": node_version(),
-        "msgspec": msgspec.__version__,
-    }
-    echo(report(figures))
-    return figures
-
-
-def _stat(values: Iterable[float]) -> dict[str, Any]:
-    data = list(values)
-    return {
-        "median": round(statistics.median(data), 3),
-        "min": round(min(data), 3),
-        "max": round(max(data), 3),
-        "samples": [round(value, 3) for value in data],
-    }
+    return run_round_trips(contenders, chosen, measure, _figures, report, echo)
 
 
 def _figures(
@@ -514,24 +410,7 @@ def _figures(
     servers: Sequence[Contender],
     sizes: Sizes,
 ) -> dict[str, Any]:
-    entries = {
-        server.name: {
-            "argv": server.argv,
-            **{
-                key: _stat(sample[key] for sample in samples[server.name])
-                for key in METRICS
-            },
-        }
-        for server in servers
-    }
-    ratios = {
-        f"ours/{other}": {
-            key: round(entries[OURS][key]["median"] / entries[other][key]["median"], 3)
-            for key in METRICS
-            if entries[other][key]["median"] > 0
-        }
-        for other in CONTENDERS[1:]
-    }
+    entries, ratios = compare(samples, servers, METRICS)
     checks = _targets(entries, ratios)
     return {
         "method": (
@@ -547,12 +426,7 @@ def _figures(
         "warmup_calls": sizes.warmup,
         "sequential_calls": sizes.sequential,
         "pipelined_calls": sizes.pipelined,
-        "clock_ticks_per_s": os.sysconf("SC_CLK_TCK"),
-        "cpus": os.cpu_count(),
-        "contenders": entries,
-        "ratios": ratios,
-        "targets": checks,
-        "meets_targets": all(check["met"] for check in checks),
+        **figures_tail(entries, ratios, checks),
     }
 
 
@@ -560,18 +434,9 @@ def _targets(
     entries: dict[str, dict[str, Any]], ratios: dict[str, dict[str, float]]
 ) -> list[dict[str, Any]]:
     """Each target with the value measured and whether it is met."""
-    checks: list[dict[str, Any]] = []
-    for other in (TS_SDK, PY_SDK):
-        least = TARGETS[f"ours/{other} calls/s"]
-        for key in ("sequential_calls_per_s", "pipelined_calls_per_s"):
-            ratio = ratios[f"ours/{other}"].get(key, 0.0)
-            checks.append(
-                {
-                    "target": f"ours/{other} {METRICS[key]} >= {least:g}x",
-                    "value": ratio,
-                    "met": ratio >= least,
-                }
-            )
+    least = {f"ours/{o}": TARGETS[f"ours/{o} calls/s"] for o in (TS_SDK, PY_SDK)}
+    keys = ("sequential_calls_per_s", "pipelined_calls_per_s")
+    checks = ratio_checks(ratios, least, keys, METRICS)
     most = TARGETS["ours peak RSS MiB (at most)"]
     peak = entries[OURS]["peak_rss_mib"]["max"]
     checks.append(
@@ -587,40 +452,9 @@ def _targets(
 # --- the report -------------------------------------------------------------------
 
 
-def _number(value: float) -> str:
-    if value >= 100_000:
-        return f"{value / 1000:.0f}k"
-    if value >= 10_000:
-        return f"{value / 1000:.1f}k"
-    if value >= 100:
-        return f"{value:.0f}"
-    if value >= 10:
-        return f"{value:.1f}"
-    return f"{value:.2f}"
-
-
-def _cell(entry: dict[str, Any]) -> str:
-    """`12.3k (11.9k-12.6k)`: the median, then min-max."""
-    low, high = _number(entry["min"]), _number(entry["max"])
-    return f"{_number(entry['median'])} ({low}-{high})"
-
-
-def _ratio(value: float | None) -> str:
-    return "-" if value is None else f"{value:.2f}x"
-
-
 def report(figures: dict[str, Any]) -> str:
     """The table of every figure, contenders as columns, then the targets."""
-    entries, ratios = figures["contenders"], figures["ratios"]
-    others = CONTENDERS[1:]
-    rows = [
-        [
-            label,
-            *(_cell(entries[name][key]) for name in CONTENDERS),
-            *(_ratio(ratios[f"ours/{other}"].get(key)) for other in others),
-        ]
-        for key, label in METRICS.items()
-    ]
+    rows = comparison_rows(figures, CONTENDERS, METRICS)
     headers = ["metric", *CONTENDERS, *(f"ours/{o}" for o in ("TS", "PySDK", "bare"))]
     lines = [
         f"tools/call echo over stdio, median (min-max) of {figures['rounds']} "
@@ -629,19 +463,12 @@ def report(figures: dict[str, Any]) -> str:
         f"{figures['warmup_calls']} warm-up calls; ours/X = ratio of medians",
         table(headers, rows),
         "",
-        "targets:",
-        *(
-            f"  {c['target']}: {c['value']:g} {'met' if c['met'] else 'MISSED'}"
-            for c in figures["targets"]
-        ),
+        *target_lines(figures),
         f"pipelined: {figures['in_flight']} requests in flight; cold start: spawn "
         "to the initialize result; peak RSS: VmHWM; server CPU: utime + stime "
         "of /proc/<pid>/stat at "
         f"{figures['clock_ticks_per_s']} ticks/s",
         f"request {figures['request_bytes']} bytes, message {figures['message']!r}",
+        *version_lines(figures),
     ]
-    if "versions" in figures:
-        lines.append(
-            "versions: " + ", ".join(f"{k} {v}" for k, v in figures["versions"].items())
-        )
     return "\n".join(lines)

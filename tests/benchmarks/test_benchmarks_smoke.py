@@ -55,6 +55,7 @@ def test_json_file_holds_every_figure(quick_run: tuple[dict[str, Any], Path]) ->
         "dispatch",
         "types",
         "stdio",
+        "http",
     }
     assert results["meta"]["quick"] is True
 
