@@ -341,6 +341,11 @@ class LegacySseApp:
                 await self.fallback(scope, receive, send)
             return
         path = scope.get("path")
+        if self.fallback is not None and path not in (self.sse_path, self.message_path):
+            # Not ours: hand over before parsing anything (the hot path of a
+            # Streamable HTTP server with these endpoints in front).
+            await self.fallback(scope, receive, send)
+            return
         method: str = scope["method"]
         headers = HttpHeaders.from_asgi(scope["headers"])
         try:

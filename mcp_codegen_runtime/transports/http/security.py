@@ -40,6 +40,7 @@ refused until `allowed_origins` lists theirs.
 
 from __future__ import annotations
 
+import functools
 import ipaddress
 from dataclasses import dataclass
 from typing import Final
@@ -137,6 +138,7 @@ def _split_authority(value: str) -> tuple[str, str | None] | None:
     return host.lower(), port
 
 
+@functools.lru_cache(maxsize=256)
 def _authority_allowed(value: str, allowed: frozenset[str]) -> bool | None:
     """Whether ``host[:port]`` is in `allowed`; None when malformed."""
     parts = _split_authority(value)

@@ -595,9 +595,17 @@ async def _answer(
     if on_disconnect is None:
         await _write_answer(stream, send, extra, error_status)
         return
+    # Most answers are one JSON message ready within milliseconds: watching
+    # for a disconnect costs a task per POST, so only start once it lingers.
+    first: bytes | _Unread | None = UNREAD
+    with anyio.move_on_after(QUICK_ANSWER_S):
+        first = await _next(stream)
+    if first is None or (isinstance(first, bytes) and stream.completed_by(first)):
+        await _write_answer(stream, send, extra, error_status, first)
+        return
     async with anyio.create_task_group() as tasks:
         tasks.start_soon(_watch_disconnect, receive, on_disconnect, tasks.cancel_scope)
-        await _write_answer(stream, send, extra, error_status)
+        await _write_answer(stream, send, extra, error_status, first)
         tasks.cancel_scope.cancel()
 
 
@@ -610,13 +618,23 @@ async def _watch_disconnect(
     scope.cancel()
 
 
+class _Unread:
+    """The first message of an answer has not been read yet."""
+
+
+UNREAD = _Unread()
+QUICK_ANSWER_S = 0.1
+"""How long an answer may take before the client's disconnect is watched."""
+
+
 async def _write_answer(
     stream: ResponseStream,
     send: Any,
     extra: Mapping[str, str],
     error_status: Mapping[int, int] | None = None,
+    read: bytes | _Unread | None = UNREAD,
 ) -> None:
-    first = await _next(stream)
+    first = await _next(stream) if isinstance(read, _Unread) else read
     if first is None:  # the session ended before anything was sent
         closed = HttpError(404, "Session not found (closed)")
         await _respond(send, 404, closed.body(), "application/json")

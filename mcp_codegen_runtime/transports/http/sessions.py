@@ -23,6 +23,7 @@ has no sessions: its requests carry no id and get none.
 
 from __future__ import annotations
 
+import re
 import secrets
 import time
 from collections import OrderedDict
@@ -60,12 +61,13 @@ def new_session_id() -> str:
     return secrets.token_urlsafe(32)
 
 
+_SESSION_ID = re.compile(rf"[\x21-\x7e]{{1,{MAX_SESSION_ID_LENGTH}}}\Z")
+
+
 def is_valid_session_id(value: str) -> bool:
     """Whether `value` can be a session id: 1 to `MAX_SESSION_ID_LENGTH`
     characters of visible ASCII."""
-    return 0 < len(value) <= MAX_SESSION_ID_LENGTH and all(
-        "\x21" <= c <= "\x7e" for c in value
-    )
+    return _SESSION_ID.match(value) is not None
 
 
 class SessionLimitError(McpError):
