@@ -58,10 +58,9 @@ rest is syscalls, loopback TCP work being charged to the sender), a tenth of
 httpx's.
 
 Calls are timed until `Sizes.cap_s`: a server slower than that makes fewer
-calls (the report says so). The Python SDK's test program needs it: it binds
-its socket itself with `socket.socket()` (protocol 0), so asyncio does not set
-TCP_NODELAY on its connections, and each SSE answer waits ~40 ms for the
-client's delayed ACK (its headers and its event go out as separate writes).
+calls (the report says so). (The Python SDK's test program once bound its
+socket with protocol 0, so asyncio left TCP_NODELAY off and each SSE answer
+waited ~40 ms for a delayed ACK; it now says IPPROTO_TCP.)
 
     python -m benchmarks http [--quick]
 """

@@ -56,7 +56,9 @@ class Announcing(uvicorn.Server):
 
 def main(argv: list[str]) -> None:
     ports = [a for a in argv if not a.startswith("--")]
-    sock = socket.socket()
+    # IPPROTO_TCP, not 0: asyncio sets TCP_NODELAY only on sockets that say
+    # TCP, and without it every SSE answer waits ~40 ms for a delayed ACK.
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     sock.bind(("127.0.0.1", int(ports[0]) if ports else 0))
     if "--sse" in argv:
         app = server.sse_app()

@@ -173,7 +173,7 @@ class Served:
 @contextmanager
 def serving(app: McpHttpApp) -> Iterator[Served]:
     """Run `app` with uvicorn in a thread on a free loopback port."""
-    sock = socket.socket()
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     sock.bind(("127.0.0.1", 0))
     port = sock.getsockname()[1]
     config = uvicorn.Config(
