@@ -268,6 +268,11 @@ class App:
             ) from None
         return offset
 
+    def tool_input_schema(self, name: str) -> dict[str, Any] | None:
+        """A tool's `inputSchema` (for the HTTP server's `Mcp-Param-*` checks)."""
+        spec = self.tools.get(name)
+        return None if spec is None else spec.input_schema
+
     # -- running --
 
     def session(self) -> ServerSession:
@@ -287,6 +292,7 @@ class App:
         """The app as an ASGI application (Streamable HTTP at `/mcp`)."""
         from ..transports.http.server import http_app
 
+        options.setdefault("tool_input_schema", self.tool_input_schema)
         return http_app(self.session(), **options)
 
     def run(
@@ -306,6 +312,7 @@ class App:
         elif transport == "http":
             from ..transports.http.server import serve_http
 
+            options.setdefault("tool_input_schema", self.tool_input_schema)
             serve_http(self.session(), host=host, port=port, **options)
         else:
             raise ValueError(f"unknown transport {transport!r}: use stdio or http")

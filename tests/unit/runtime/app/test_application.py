@@ -247,3 +247,43 @@ async def test_only_what_is_registered_is_advertised() -> None:
         assert isinstance(
             await v2024_11_05.Client(client).list_tools(), v2024_11_05.ListToolsResult
         )
+
+
+@pytest.mark.anyio
+async def test_the_asgi_app_checks_x_mcp_header_params() -> None:
+    import httpx
+
+    app = App("headers")
+
+    @app.tool(headers={"region": "Region"})
+    def forecast(region: str) -> str:
+        return f"sunny in {region}"
+
+    meta = {
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {},
+    }
+    body = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "tools/call",
+        "params": {"name": "forecast", "arguments": {"region": "eu"}, "_meta": meta},
+    }
+    headers = {
+        "accept": "application/json, text/event-stream",
+        "content-type": "application/json",
+        "mcp-protocol-version": "2026-07-28",
+        "mcp-method": "tools/call",
+        "mcp-name": "forecast",
+    }
+    transport = httpx.ASGITransport(app.asgi())
+    async with httpx.AsyncClient(
+        transport=transport, base_url="http://127.0.0.1:8000"
+    ) as client:
+        missing = await client.post("/mcp", json=body, headers=headers)
+        assert missing.status_code == 400
+        assert missing.json()["error"]["code"] == -32020
+        ok = await client.post(
+            "/mcp", json=body, headers={**headers, "mcp-param-region": "eu"}
+        )
+        assert ok.json()["result"]["content"][0]["text"] == "sunny in eu"
