@@ -8,12 +8,15 @@ from pathlib import Path
 
 import click
 
+import mcp_codegen_types
+
 from . import __version__
 from .diff_report import FORMATS
 from .errors import CodegenError
 from .generate import compare, render_all, write
 from .manifest import load_manifest
 from .revdiff import load_diff
+from .scaffold import create_project
 from .sync import SOURCE_ENV, sync
 
 schema_option = click.option(
@@ -131,6 +134,35 @@ def diff(a: str, b: str, fmt: str, schema_dir: Path) -> None:
     """Show what changed from revision A to revision B."""
     with _reporting():
         click.echo(FORMATS[fmt](load_diff(schema_dir, a, b)), nl=False)
+
+
+@main.command()
+@click.argument("name")
+@click.option(
+    "--dir",
+    "directory",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=Path("."),
+    show_default=True,
+    help="Folder the project folder NAME is created in.",
+)
+@click.option(
+    "--revision",
+    default=mcp_codegen_types.LATEST_VERSION,
+    show_default=True,
+    help="Newest protocol revision the server speaks (it speaks every known "
+    f"one up to it): one of {', '.join(mcp_codegen_types.KNOWN_VERSIONS)}.",
+)
+def new(name: str, directory: Path, revision: str) -> None:
+    """Create a ready MCP server project in DIR/NAME."""
+    with _reporting():
+        target = create_project(name, directory, revision)
+        package = name.replace("-", "_")
+        click.echo(f"created {target}")
+        click.echo(
+            f"next: cd {target} && pip install -e '.[test]' && pytest; "
+            f"serve with `python -m {package}` (stdio) or add --http"
+        )
 
 
 class _reporting:
