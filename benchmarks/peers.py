@@ -14,11 +14,14 @@ Two kinds of peer:
 Installing is idempotent: when every peer is already at its pin nothing is run but
 one quick version check (the venv's python reading its distributions' metadata;
 the node packages' package.json files read directly), well under a second.
-Concurrent callers are serialised by a lock file. `@modelcontextprotocol/inspector`
-is deliberately not installed: its current release (2.12.0) needs Node.js >= 22.19,
-runs an install script and pulls a vite/react front end.
+Concurrent callers are serialised by a lock file.
+
+The peers that need Node.js 22 (the conformance suite 0.1.16 and 0.2.0-alpha.12,
+the MCP Inspector), and Node.js 22 itself, are installed by `benchmarks.node22`
+into folders of their own beside these; this module's command line drives both.
 
     python -m benchmarks.peers [python|node|all]   # install (or check), print them
+    python -m benchmarks.peers node22|conformance|inspector   # those only
 """
 
 from __future__ import annotations
@@ -366,11 +369,18 @@ def _run(
         )
 
 
+_TARGETS = {"python", "node", "node22", "conformance", "inspector", "all"}
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     which = args[0] if args else "all"
-    if len(args) > 1 or which not in {"python", "node", "all"}:
-        print("usage: python -m benchmarks.peers [python|node|all]", file=sys.stderr)
+    if len(args) > 1 or which not in _TARGETS:
+        print(
+            "usage: python -m benchmarks.peers [python|node|all]\n"
+            "       python -m benchmarks.peers node22|conformance|inspector",
+            file=sys.stderr,
+        )
         return 2
     try:
         if which in {"python", "all"}:
@@ -381,10 +391,28 @@ def main(argv: Sequence[str] | None = None) -> int:
             project = ensure_node_peers(print)
             print(f"node peers: {project} (node {node_version()})")
             print(json.dumps(installed_node_versions(project), sort_keys=True))
+        _main_node22(which)
     except PeerInstallError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
     return 0
+
+
+def _main_node22(which: str) -> None:
+    """Install and print the Node.js 22 peers `which` asks for."""
+    from . import node22  # imported late: node22 imports this module
+
+    if which in {"node22", "conformance", "inspector", "all"}:
+        node = node22.ensure_node22(print)
+        print(f"node22: {node} (node {node22.node22_version(node)})")
+    if which in {"conformance", "all"}:
+        projects = node22.ensure_conformance(print)
+        print(f"conformance: {', '.join(str(p) for p in projects.values())}")
+        print(json.dumps(node22.installed_conformance_versions(), sort_keys=True))
+    if which in {"inspector", "all"}:
+        project = node22.ensure_inspector(print)
+        version = node22.installed_inspector_version()
+        print(f"inspector: {project} ({node22.INSPECTOR_PACKAGE}@{version})")
 
 
 if __name__ == "__main__":
