@@ -27,6 +27,7 @@ from typing import Any
 
 import anyio
 import httpx
+import msgspec
 import pytest
 import uvicorn
 
@@ -1277,3 +1278,54 @@ async def test_http_app_serves_the_legacy_sse_endpoints_beside_mcp() -> None:
         assert is_valid_session_id(answer.headers["mcp-session-id"])
     modern_only = http_app(tools_session(Probe(), legacy=False))
     assert isinstance(modern_only, McpHttpApp)
+
+
+class Listening2026(Tools2026):
+    """Adds `subscriptions/listen`: acknowledge, announce a tools change, and
+    hold the stream open until the probe is released."""
+
+    async def subscriptions_listen(
+        self, params: v2026_07_28.SubscriptionsListenRequestParams
+    ) -> v2026_07_28.SubscriptionsListenResult:
+        request = current_request()
+        tag = {"io.modelcontextprotocol/subscriptionId": request.request_id}
+        wanted = msgspec.to_builtins(params.notifications)
+        await request.connection.notify(
+            "notifications/subscriptions/acknowledged",
+            {"notifications": wanted, "_meta": tag},
+        )
+        await request.connection.notify(
+            "notifications/tools/list_changed", {"_meta": tag}
+        )
+        await self.probe.block()
+        return v2026_07_28.SubscriptionsListenResult(
+            meta=v2026_07_28.SubscriptionsListenResultMetaObject(
+                subscription_id=request.request_id
+            )
+        )
+
+
+@pytest.mark.anyio
+async def test_subscriptions_listen_is_a_long_lived_response_stream() -> None:
+    probe = Probe()
+    session = ServerSession([Listening2026(probe)], name="listen", version="1")
+    app = McpHttpApp(session)
+    async with served(app) as url, httpx.AsyncClient() as client:
+        body, headers = modern(
+            9, "subscriptions/listen", {"notifications": {"toolsListChanged": True}}
+        )
+        async with client.stream("POST", url, json=body, headers=headers) as answer:
+            events = sse_events(answer)
+            acknowledged = await anext(events)
+            changed = await anext(events)
+            # Both arrived while the request is still open.
+            assert not probe.finished.is_set()
+            probe.release.set()
+            final = await anext(events)
+    assert acknowledged["method"] == "notifications/subscriptions/acknowledged"
+    assert acknowledged["params"]["_meta"] == {
+        "io.modelcontextprotocol/subscriptionId": 9
+    }
+    assert changed["method"] == "notifications/tools/list_changed"
+    assert final["id"] == 9
+    assert final["result"]["_meta"]["io.modelcontextprotocol/subscriptionId"] == 9
