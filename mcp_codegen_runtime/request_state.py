@@ -96,7 +96,7 @@ class RequestStateSealer:
         from cryptography.exceptions import InvalidTag
 
         try:
-            raw = base64.urlsafe_b64decode(token.encode("ascii"))
+            raw = base64.b64decode(token.encode("ascii"), altchars=b"-_", validate=True)
         except (ValueError, UnicodeEncodeError):
             raise _bad(method, "it is not a token this server issued") from None
         if raw[:1] != _VERSION or len(raw) < 1 + _NONCE_BYTES + 16:

@@ -15,6 +15,10 @@ serves it through generated `ServerHandlers` of 2025-11-25 and 2026-07-28
 app answers clients of all six. Capabilities follow what is registered. Lists
 are paginated when `page_size` is set, with opaque cursors signed by the app
 (a forged or foreign cursor is -32602). Lists are in registration order.
+
+Optional extras: `@app.completion()` answers `completion/complete` for prompt
+arguments and template variables; `App(subscriptions=True)` accepts the
+legacy `resources/subscribe` and `resources/unsubscribe` for known resources.
 """
 
 from __future__ import annotations
@@ -42,6 +46,10 @@ if TYPE_CHECKING:
 __all__ = ["App"]
 
 F = TypeVar("F", bound="Callable[..., Any]")
+C = TypeVar("C", bound="Callable[..., Any]")
+
+MAX_COMPLETIONS = 100
+"""The most values a `completion/complete` result may hold (the spec's)."""
 
 RESOURCE_NOT_FOUND = -32002
 """The error of a read of a resource the server does not have (the spec's)."""
@@ -55,6 +63,8 @@ class App:
         instructions: how to use the server, sent at initialization.
         page_size: items per page of the list methods (None: one page).
         versions: the protocol versions served (default: every dated one).
+        subscriptions: accept `resources/subscribe` and `unsubscribe`
+            (legacy revisions; the capability says `subscribe: true`).
     """
 
     def __init__(
@@ -65,6 +75,7 @@ class App:
         instructions: str | None = None,
         page_size: int | None = None,
         versions: Sequence[str] | None = None,
+        subscriptions: bool = False,
     ) -> None:
         self.name = name
         self.version = version
@@ -75,6 +86,9 @@ class App:
         self.resources: dict[str, ResourceSpec] = {}
         self.templates: list[TemplateSpec] = []
         self.prompts: dict[str, PromptSpec] = {}
+        self.completer: Callable[..., Any] | None = None
+        self.subscriptions = subscriptions
+        self.subscribed: set[str] = set()
         self._cursor_key = os.urandom(32)
 
     # -- registration --
@@ -89,8 +103,10 @@ class App:
         icons: list[dict[str, Any]] | None = None,
         task_support: str | None = None,
         headers: Mapping[str, str] | None = None,
+        input_schema: Mapping[str, Any] | None = None,
     ) -> Callable[[F], F]:
-        """Register a function as a tool (see `tools.py` for the mapping)."""
+        """Register a function as a tool (see `tools.py` for the mapping);
+        `input_schema` lists a hand-written schema instead of the derived one."""
 
         def register(func: F) -> F:
             spec = ToolSpec.from_function(
@@ -103,6 +119,7 @@ class App:
                 task_support=task_support,
                 headers=headers,
                 context_type=Context,
+                input_schema=input_schema,
             )
             if spec.name in self.tools:
                 raise ValueError(f"tool {spec.name!r} is already registered")
@@ -156,10 +173,28 @@ class App:
                 title=title,
                 description=description,
                 argument_descriptions=arguments,
+                context_type=Context,
             )
             if spec.name in self.prompts:
                 raise ValueError(f"prompt {spec.name!r} is already registered")
             self.prompts[spec.name] = spec
+            return func
+
+        return register
+
+    def completion(self) -> Callable[[C], C]:
+        """Register the function answering `completion/complete`.
+
+        It is called as `func(ref, argument, context)`: the request's `ref`
+        (`{"type": "ref/prompt", "name": ...}` or `{"type": "ref/resource",
+        "uri": ...}`), `argument` (`{"name", "value"}`) and the `arguments`
+        already resolved (a dict, maybe empty); sync or async. It returns the
+        candidate values (at most 100 are sent; `total` and `hasMore` say how
+        many there were).
+        """
+
+        def register(func: C) -> C:
+            self.completer = func
             return func
 
         return register
@@ -231,7 +266,71 @@ class App:
         problem = spec.problem(given)
         if problem is not None:
             raise RpcError(ErrorCode.INVALID_PARAMS, problem)
+        if spec.context_param is not None:
+            given[spec.context_param] = Context()
         return spec.result(await _call(spec.func, given))
+
+    async def complete(
+        self,
+        ref: Mapping[str, Any],
+        argument: Mapping[str, Any],
+        context: Mapping[str, Any] | None,
+    ) -> dict[str, Any]:
+        """`completion/complete`: the completer's values, at most 100.
+
+        A prompt or template the app does not have is -32602.
+        """
+        self._check_ref(ref)
+        values: list[str] = []
+        if self.completer is not None:
+            found = await _call_positional(
+                self.completer, dict(ref), dict(argument), dict(context or {})
+            )
+            values = [str(value) for value in found]
+        completion: dict[str, Any] = {
+            "values": values[:MAX_COMPLETIONS],
+            "total": len(values),
+            "hasMore": len(values) > MAX_COMPLETIONS,
+        }
+        return {"completion": completion}
+
+    def _check_ref(self, ref: Mapping[str, Any]) -> None:
+        kind = ref.get("type")
+        if kind == "ref/prompt":
+            if ref.get("name") not in self.prompts:
+                raise RpcError(
+                    ErrorCode.INVALID_PARAMS, f"Unknown prompt: {ref.get('name')}"
+                )
+        elif kind == "ref/resource":
+            uri = ref.get("uri")
+            known = uri in self.resources or any(
+                t.listing["uriTemplate"] == uri for t in self.templates
+            )
+            if not known:
+                raise RpcError(ErrorCode.INVALID_PARAMS, f"Unknown resource: {uri}")
+        else:
+            raise RpcError(ErrorCode.INVALID_PARAMS, f"Unknown reference type: {kind}")
+
+    def subscribe(self, uri: str) -> dict[str, Any]:
+        """`resources/subscribe`: {} for a resource the app has, else -32602."""
+        self._check_known(uri)
+        self.subscribed.add(uri)
+        return {}
+
+    def unsubscribe(self, uri: str) -> dict[str, Any]:
+        """`resources/unsubscribe`: {} for a resource the app has, else -32602."""
+        self._check_known(uri)
+        self.subscribed.discard(uri)
+        return {}
+
+    def _check_known(self, uri: str) -> None:
+        known = uri in self.resources or any(
+            t.template.match(uri) is not None for t in self.templates
+        )
+        if not known:
+            raise RpcError(
+                ErrorCode.INVALID_PARAMS, f"Unknown resource: {uri}", {"uri": uri}
+            )
 
     # -- pagination --
 
@@ -254,7 +353,9 @@ class App:
 
     def _open_cursor(self, key: str, cursor: str) -> int:
         try:
-            raw = base64.urlsafe_b64decode(cursor.encode("ascii"))
+            raw = base64.b64decode(
+                cursor.encode("ascii"), altchars=b"-_", validate=True
+            )
             tag, body = raw[:16], raw[16:]
             expected = hmac.new(self._cursor_key, body, hashlib.sha256).digest()[:16]
             if not hmac.compare_digest(tag, expected):
@@ -337,6 +438,15 @@ def _tool_error(text: str) -> dict[str, Any]:
 async def _call(func: Callable[..., Any], arguments: Mapping[str, Any]) -> Any:
     """Call a sync or async function with keyword arguments."""
     value = func(**arguments)
+    if inspect.isawaitable(value):
+        awaited: Awaitable[Any] = value
+        return await awaited
+    return value
+
+
+async def _call_positional(func: Callable[..., Any], *arguments: Any) -> Any:
+    """Call a sync or async function with positional arguments."""
+    value = func(*arguments)
     if inspect.isawaitable(value):
         awaited: Awaitable[Any] = value
         return await awaited

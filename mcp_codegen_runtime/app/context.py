@@ -5,7 +5,8 @@ part of the tool's input schema). Every call works with clients of either
 protocol era: logging follows the client's level, and elicitation, sampling
 and roots are one call each (a request over the connection for a legacy
 client, an `InputRequiredResult` round for a 2026 one; see
-`client_requests`).
+`client_requests`). `key=` names a question in the 2026 `inputRequests`, and
+`ask_many` asks several in one round.
 """
 
 from __future__ import annotations
@@ -13,11 +14,19 @@ from __future__ import annotations
 import typing
 from typing import Any
 
-from ..client_requests import log_to_client, request_client
+from ..client_requests import (
+    client_capabilities,
+    handler_state,
+    log_to_client,
+    request_client,
+    request_client_many,
+    require_client_capabilities,
+    set_handler_state,
+)
 from ..jsonrpc import current_request
 from ..wire import to_builtins
 
-__all__ = ["Context"]
+__all__ = ["Context", "elicit_params", "sample_params"]
 
 
 class Context:
@@ -42,13 +51,37 @@ class Context:
         """`log("info", data)`."""
         return await self.log("info", data)
 
+    @property
+    def client_capabilities(self) -> dict[str, Any]:
+        """The capabilities the client declared (per connection or request)."""
+        return dict(client_capabilities())
+
+    def require_capabilities(self, *names: str) -> None:
+        """Refuse the request (-32021, `data.requiredCapabilities`; HTTP 400)
+        unless the client declared every capability named."""
+        require_client_capabilities(*names)
+
+    @property
+    def state(self) -> Any:
+        """The handler's own state kept across 2026 rounds (None at first)."""
+        return handler_state()
+
+    @state.setter
+    def state(self, value: Any) -> None:
+        set_handler_state(value)
+
     async def elicit(
-        self, message: str, requested_schema: dict[str, Any]
+        self,
+        message: str,
+        requested_schema: dict[str, Any],
+        *,
+        key: str | None = None,
     ) -> dict[str, Any]:
         """Ask the user, through the client, for data of `requested_schema`;
         the `ElicitResult` (`action`, and `content` when accepted)."""
-        params = {"message": message, "requestedSchema": requested_schema}
-        return await _ask("elicitation/create", params)
+        return await _ask(
+            "elicitation/create", elicit_params(message, requested_schema), key
+        )
 
     async def sample(
         self,
@@ -56,23 +89,57 @@ class Context:
         *,
         max_tokens: int,
         system_prompt: str | None = None,
+        key: str | None = None,
         **options: Any,
     ) -> dict[str, Any]:
         """Ask the client's model for a completion; the `CreateMessageResult`."""
-        params: dict[str, Any] = {"messages": messages, "maxTokens": max_tokens}
-        if system_prompt is not None:
-            params["systemPrompt"] = system_prompt
-        params.update(options)
-        return await _ask("sampling/createMessage", params)
+        params = sample_params(messages, max_tokens, system_prompt, **options)
+        return await _ask("sampling/createMessage", params, key)
 
-    async def list_roots(self) -> list[dict[str, Any]]:
+    async def list_roots(self, *, key: str | None = None) -> list[dict[str, Any]]:
         """The client's roots (`uri`, `name`)."""
-        result = await _ask("roots/list", {})
+        result = await _ask("roots/list", {}, key)
         roots: list[dict[str, Any]] = result.get("roots", [])
         return roots
 
+    async def ask_many(
+        self, questions: dict[str, tuple[str, dict[str, Any]]]
+    ) -> dict[str, dict[str, Any]]:
+        """Ask several questions in one round: key -> (method, params), e.g.
+        `{"name": ("elicitation/create", elicit_params(...)), "roots":
+        ("roots/list", {})}`; key -> the result, as builtins."""
+        asked: dict[str | None, tuple[str, Any, type[Any]]] = {
+            key: (method, params, object) for key, (method, params) in questions.items()
+        }
+        answers = await request_client_many(asked)
+        return {
+            key: typing.cast("dict[str, Any]", to_builtins(answer))
+            for key, answer in answers.items()
+        }
 
-async def _ask(method: str, params: dict[str, Any]) -> dict[str, Any]:
+
+def elicit_params(message: str, requested_schema: dict[str, Any]) -> dict[str, Any]:
+    """The params of a form `elicitation/create`."""
+    return {"message": message, "requestedSchema": requested_schema}
+
+
+def sample_params(
+    messages: list[dict[str, Any]],
+    max_tokens: int,
+    system_prompt: str | None = None,
+    **options: Any,
+) -> dict[str, Any]:
+    """The params of a `sampling/createMessage`."""
+    params: dict[str, Any] = {"messages": messages, "maxTokens": max_tokens}
+    if system_prompt is not None:
+        params["systemPrompt"] = system_prompt
+    params.update(options)
+    return params
+
+
+async def _ask(
+    method: str, params: dict[str, Any], key: str | None = None
+) -> dict[str, Any]:
     """A server→client request with builtins params; the result as builtins."""
-    answer: object = await request_client(method, params, object)
+    answer: object = await request_client(method, params, object, key=key)
     return typing.cast("dict[str, Any]", to_builtins(answer))

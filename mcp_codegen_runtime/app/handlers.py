@@ -89,6 +89,24 @@ class LegacyHandlers(legacy.ServerHandlers):
         # The session remembers the level; log_to_client honours it.
         return legacy.EmptyResult()
 
+    async def completion_complete(
+        self, params: legacy.CompleteRequestParams
+    ) -> legacy.CompleteResult:
+        result = await self.app.complete(*_completion_request(params))
+        return convert(result, legacy.CompleteResult)
+
+    async def resources_subscribe(
+        self, params: legacy.SubscribeRequestParams
+    ) -> legacy.EmptyResult:
+        self.app.subscribe(params.uri)
+        return legacy.EmptyResult()
+
+    async def resources_unsubscribe(
+        self, params: legacy.UnsubscribeRequestParams
+    ) -> legacy.EmptyResult:
+        self.app.unsubscribe(params.uri)
+        return legacy.EmptyResult()
+
 
 class ModernHandlers(modern.ServerHandlers):
     """The app at 2026-07-28 (and, adapted, the draft)."""
@@ -138,12 +156,33 @@ class ModernHandlers(modern.ServerHandlers):
         result = await self.app.get_prompt(params.name, _arguments(params.arguments))
         return convert(result, modern.GetPromptResult)
 
+    async def completion_complete(
+        self, params: modern.CompleteRequestParams
+    ) -> modern.CompleteResult:
+        result = await self.app.complete(*_completion_request(params))
+        return convert(result, modern.CompleteResult)
+
+
+def _completion_request(
+    params: Any,
+) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any] | None]:
+    """The ref, argument and resolved arguments of a `completion/complete`."""
+    context = getattr(params, "context", UNSET)
+    arguments = None if context is UNSET else getattr(context, "arguments", UNSET)
+    return (
+        to_builtins(params.ref),
+        to_builtins(params.argument),
+        None if arguments is UNSET else to_builtins(arguments),
+    )
+
 
 _GROUPS = {
     "tools": ("tools_list", "tools_call"),
     "resources": ("resources_list", "resources_read", "resources_templates_list"),
     "prompts": ("prompts_list", "prompts_get"),
     "logging": ("logging_set_level",),
+    "completions": ("completion_complete",),
+    "subscriptions": ("resources_subscribe", "resources_unsubscribe"),
 }
 
 
@@ -156,6 +195,10 @@ def handlers_for(app: App) -> list[Handlers]:
         wanted.add("resources")
     if app.prompts:
         wanted.add("prompts")
+    if app.completer is not None and (app.prompts or app.templates):
+        wanted.add("completions")
+    if app.subscriptions and (app.resources or app.templates):
+        wanted.add("subscriptions")
     chosen: list[Handlers] = []
     for full in (LegacyHandlers, ModernHandlers):
         base = full.__mro__[1]

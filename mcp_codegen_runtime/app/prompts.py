@@ -1,7 +1,8 @@
 """Prompts from Python functions.
 
 Each parameter is a prompt argument (required unless it has a default; the
-specification passes arguments as strings). The function returns a `str`
+specification passes arguments as strings), but one annotated with the app's
+`Context` type, which gets the request's context. The function returns a `str`
 (one user message), a list of messages (`{"role", "content"}` dicts, or
 strings taken as user text), or a dict with `messages` and `description`.
 """
@@ -30,6 +31,7 @@ class PromptSpec:
     listing: dict[str, Any]
     required: frozenset[str]
     accepted: frozenset[str]
+    context_param: str | None = None
 
     @classmethod
     def from_function(
@@ -40,12 +42,18 @@ class PromptSpec:
         title: str | None = None,
         description: str | None = None,
         argument_descriptions: Mapping[str, str] | None = None,
+        context_type: type | None = None,
     ) -> PromptSpec:
         """The spec of `func` as a prompt."""
         prompt_name = name or func.__name__
         arguments: list[dict[str, Any]] = []
         required: set[str] = set()
+        hints = typing.get_type_hints(func) if context_type is not None else {}
+        context_param: str | None = None
         for param in inspect.signature(func).parameters.values():
+            if context_type is not None and hints.get(param.name) is context_type:
+                context_param = param.name
+                continue
             entry: dict[str, Any] = {"name": param.name}
             if argument_descriptions and param.name in argument_descriptions:
                 entry["description"] = argument_descriptions[param.name]
@@ -63,7 +71,9 @@ class PromptSpec:
         if arguments:
             listing["arguments"] = arguments
         accepted = frozenset(a["name"] for a in arguments)
-        return cls(prompt_name, func, listing, frozenset(required), accepted)
+        return cls(
+            prompt_name, func, listing, frozenset(required), accepted, context_param
+        )
 
     def problem(self, arguments: Mapping[str, Any]) -> str | None:
         """Why `arguments` do not fit the prompt, or None."""

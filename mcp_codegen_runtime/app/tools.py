@@ -91,10 +91,13 @@ class ToolSpec:
         task_support: str | None = None,
         headers: Mapping[str, str] | None = None,
         context_type: type | None = None,
+        input_schema: Mapping[str, Any] | None = None,
     ) -> ToolSpec:
         """Build the spec of `func` (see the module docstring).
 
         `headers` maps parameter names to `x-mcp-header` names (2026).
+        `input_schema` replaces the derived `inputSchema` in the listing, as
+        is (arguments are still validated against the signature).
 
         Raises:
             ValueError: a bad tool name, or `*args`/`**kwargs` parameters.
@@ -123,9 +126,10 @@ class ToolSpec:
             kw_only=True,
             forbid_unknown_fields=True,
         )
-        input_schema = _object_schema(arguments)
+        derived = _object_schema(arguments)
+        schema = dict(input_schema) if input_schema is not None else derived
         for param_name, header in (headers or {}).items():
-            prop = input_schema.get("properties", {}).get(param_name)
+            prop = schema.get("properties", {}).get(param_name)
             if prop is None:
                 raise ValueError(f"tool {tool_name}: no parameter {param_name!r}")
             prop["x-mcp-header"] = header
@@ -133,7 +137,7 @@ class ToolSpec:
         output_schema, wraps = _output_schema(output_type)
         listing: dict[str, Any] = {
             "name": tool_name,
-            "inputSchema": input_schema,
+            "inputSchema": schema,
         }
         text = description or description_of(func)
         if title is not None:
@@ -153,7 +157,7 @@ class ToolSpec:
             func,
             arguments,
             context_param,
-            input_schema,
+            schema,
             output_type,
             output_schema,
             wraps,

@@ -78,6 +78,8 @@ logger = logging.getLogger(__name__)
 
 SESSION_HEADER = "mcp-session-id"
 META_PROTOCOL_VERSION = "io.modelcontextprotocol/protocolVersion"
+META_CLIENT_CAPABILITIES = "io.modelcontextprotocol/clientCapabilities"
+PING = "ping"
 INITIALIZE = "initialize"
 MODERN_ERROR_STATUS: Mapping[int, int] = MappingProxyType(
     {
@@ -313,10 +315,22 @@ class McpHttpApp:
         message = _members(decoded)
         if not message:
             raise _refuse(400, "the body must be a JSON-RPC message")
-        if self._modern is not None and _envelope_version(message) is not None:
+        if self._modern is not None and self._is_modern(headers, message):
             await self._post_modern(headers, message, receive, send)
             return
         await self._post_legacy(headers, body, message, receive, send, principal)
+
+    def _is_modern(self, headers: HttpHeaders, message: Mapping[str, Any]) -> bool:
+        """A 2026 request: its `_meta` names a version, or (the envelope
+        missing) its `MCP-Protocol-Version` header names a modern one outside
+        any session, so that it is refused as a bad 2026 request."""
+        if _envelope_version(message) is not None:
+            return True
+        return (
+            headers.get(PROTOCOL_VERSION_HEADER) in self.session.modern_versions
+            and headers.get(SESSION_HEADER) is None
+            and message.get("method") != INITIALIZE
+        )
 
     async def _post_legacy(
         self,
@@ -420,20 +434,22 @@ class McpHttpApp:
         request_id = message.get("id")
         if not isinstance(method, str):
             raise _refuse(400, "a 2026 POST carries one request or notification")
-        version = _envelope_version(message)
-        if version not in self.session.modern_versions:
-            error = self.session.unsupported(version)
-            raise _Refused(HttpError(400, error.message, error.code, error.data))
         if request_id is None:
+            version = _envelope_version(message)
+            if version not in self.session.modern_versions:
+                error = self.session.unsupported(version)
+                raise _Refused(HttpError(400, error.message, error.code, error.data))
             await _respond(send, 202, b"", None)
             await _notified(self._modern, method, _params_bytes(message))
             return
-        mismatch = check_request_headers(headers, message) or self._param_mismatch(
-            message, headers
-        )
-        if mismatch is not None:
+        refusal = self._refusal(headers, message)
+        if refusal is not None:
             await _respond(
-                send, 400, mismatch.body(request_id), "application/json", None
+                send,
+                refusal.status,
+                refusal.body(request_id),
+                "application/json",
+                None,
             )
             return
         stream = ResponseStream(frozenset({request_id}))
@@ -458,6 +474,38 @@ class McpHttpApp:
                 )
         finally:
             stream.end()
+
+    def _refusal(
+        self, headers: HttpHeaders, message: dict[str, Any]
+    ) -> HttpError | None:
+        """Why a 2026 request is refused before it is served, in the spec's
+        order: an incomplete `_meta` envelope (-32602), headers that do not
+        match the body (-32020), an unsupported version (-32022), a method
+        2026 removed (`ping`: -32601, 404)."""
+        meta = _members(_members(message.get("params")).get("_meta"))
+        if META_PROTOCOL_VERSION not in meta or not isinstance(
+            meta.get(META_CLIENT_CAPABILITIES), dict
+        ):
+            return HttpError(
+                400,
+                f"Invalid params: _meta must carry {META_PROTOCOL_VERSION!r} "
+                f"and {META_CLIENT_CAPABILITIES!r}",
+                ErrorCode.INVALID_PARAMS,
+            )
+        mismatch = check_request_headers(headers, message) or self._param_mismatch(
+            message, headers
+        )
+        if mismatch is not None:
+            return mismatch
+        version = meta[META_PROTOCOL_VERSION]
+        if version not in self.session.modern_versions:
+            error = self.session.unsupported(version)
+            return HttpError(400, error.message, error.code, error.data)
+        if message.get("method") == PING:
+            return HttpError(
+                404, f"Method not found: {PING}", ErrorCode.METHOD_NOT_FOUND
+            )
+        return None
 
     def _param_mismatch(
         self, message: dict[str, Any], headers: HttpHeaders

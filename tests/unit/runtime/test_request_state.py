@@ -45,6 +45,8 @@ def test_the_binding_ignores_key_order_and_retry_members() -> None:
         (lambda t: "%%%", "not a token"),
         (lambda t: "", "not a token"),
         (lambda t: t[:20], "not a token"),
+        (lambda t: t + "-TAMPERED", "not a token"),
+        (lambda t: t + "=", "not a token"),
     ],
 )
 def test_a_changed_token_is_refused(mutate: Callable[[str], str], reason: str) -> None:
@@ -76,3 +78,12 @@ def test_an_expired_token_is_refused() -> None:
 def test_the_key_must_be_32_bytes() -> None:
     with pytest.raises(ValueError, match="32 bytes"):
         RequestStateSealer(b"short")
+
+
+@pytest.mark.parametrize("size", range(6))
+def test_text_after_the_padding_is_not_ignored(size: int) -> None:
+    """base64 decoders stop at `=`; a token with a tail must still fail."""
+    sealer = RequestStateSealer()
+    token = sealer.seal({"answers": ["x" * size]}, BINDING)
+    with pytest.raises(InvalidParamsError):
+        sealer.open(token + "-TAMPERED", BINDING, "tools/call")

@@ -1329,3 +1329,55 @@ async def test_subscriptions_listen_is_a_long_lived_response_stream() -> None:
     assert changed["method"] == "notifications/tools/list_changed"
     assert final["id"] == 9
     assert final["result"]["_meta"]["io.modelcontextprotocol/subscriptionId"] == 9
+
+
+# --- 2026 envelope refusals (conformance server-stateless) ---------------------------
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize(
+    "meta",
+    [
+        None,
+        {"io.modelcontextprotocol/clientCapabilities": {}},
+        {"io.modelcontextprotocol/protocolVersion": MODERN},
+    ],
+)
+async def test_an_incomplete_envelope_is_400_invalid_params_with_the_id(
+    meta: dict[str, Any] | None,
+) -> None:
+    params = {} if meta is None else {"_meta": meta}
+    headers = {"mcp-protocol-version": MODERN, "mcp-method": "server/discover"}
+    async with in_process(make_app()) as client:
+        response = await post(client, rpc(101, "server/discover", params), headers)
+        assert response.status_code == 400
+        assert response.json()["id"] == 101
+        assert error_of(response)["code"] == ErrorCode.INVALID_PARAMS
+
+
+@pytest.mark.anyio
+async def test_header_mismatch_comes_before_an_unsupported_version() -> None:
+    body, headers = modern(302, "server/discover")
+    body["params"]["_meta"]["io.modelcontextprotocol/protocolVersion"] = "v9"
+    async with in_process(make_app()) as client:
+        mismatch = await post(client, body, headers)
+        assert mismatch.status_code == 400
+        assert error_of(mismatch)["code"] == -32020
+        unsupported = await post(
+            client, {**body, "id": 301}, {**headers, "mcp-protocol-version": "v9"}
+        )
+        assert unsupported.status_code == 400
+        assert unsupported.json()["id"] == 301
+        error = error_of(unsupported)
+        assert error["code"] == -32022
+        assert error["data"]["requested"] == "v9"
+
+
+@pytest.mark.anyio
+async def test_a_2026_ping_is_404_method_not_found() -> None:
+    body, headers = modern(500, "ping")
+    async with in_process(make_app()) as client:
+        response = await post(client, body, headers)
+        assert response.status_code == 404
+        assert response.json()["id"] == 500
+        assert error_of(response)["code"] == ErrorCode.METHOD_NOT_FOUND
