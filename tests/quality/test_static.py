@@ -16,7 +16,14 @@ import pytest
 from tests.conftest import ROOT
 
 BIN = Path(sys.executable).parent
-SOURCES = ["codegen", "mcp_codegen_runtime", "generated", "tests", "benchmarks", "examples"]
+SOURCES = [
+    "codegen",
+    "mcp_codegen_runtime",
+    "generated",
+    "tests",
+    "benchmarks",
+    "examples",
+]
 
 
 def tool(name: str) -> str:
