@@ -167,6 +167,12 @@ def test_simple_text() -> str:
     return "This is a simple text response for testing."
 
 
+@app.tool(headers={"region": "Region"})
+def test_custom_header(region: str, query: str = "") -> str:
+    """Tests a parameter mirrored into the Mcp-Param-Region header (2026)"""
+    return f"{region}: {query}"
+
+
 @app.tool()
 def test_image_content() -> dict[str, Any]:
     """Tests image content response"""

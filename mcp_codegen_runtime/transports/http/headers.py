@@ -167,7 +167,9 @@ class HttpHeaders:
         )
         self._fields: dict[str, list[str]] = {}
         for name, value in pairs:
-            self._fields.setdefault(name.lower(), []).append(value)
+            # A field value excludes surrounding whitespace (RFC 9110 §5.5);
+            # not every server strips it before the app sees it.
+            self._fields.setdefault(name.lower(), []).append(value.strip(" \t"))
 
     @classmethod
     def from_asgi(cls, raw: Iterable[tuple[bytes, bytes]]) -> HttpHeaders:
