@@ -196,12 +196,14 @@ def _revisions(
     return chosen
 
 
-def derive_capabilities(revision: Revision) -> Any:
+def derive_capabilities(revision: Revision, *, list_changed: bool = False) -> Any:
     """The revision's `ServerCapabilities` for the methods its handler implements.
 
     tools, prompts, resources (`subscribe: true` with resources/subscribe),
     logging (logging/setLevel) and completions (completion/complete), each only
-    where the revision's `ServerCapabilities` has the field.
+    where the revision's `ServerCapabilities` has the field. `list_changed`
+    adds `listChanged: true` to tools, prompts and resources (the server sends
+    their `notifications/.../list_changed`).
     """
     implemented = implemented_methods(revision.handlers)
     capability_type = revision.package.ServerCapabilities
@@ -222,6 +224,10 @@ def derive_capabilities(revision: Revision) -> Any:
         "resources/subscribe",
     ):
         found["resources"] = {"subscribe": True} if has("resources/subscribe") else {}
+    if list_changed:
+        for kind in ("tools", "prompts", "resources"):
+            if kind in found:
+                found[kind] = {**found[kind], "listChanged": True}
     if has("logging/setLevel"):
         found["logging"] = {}
     if has("completion/complete"):
@@ -299,6 +305,8 @@ class ServerSession:
         discover_ttl_ms: `ttlMs` of the discover result.
         state_key: 32-byte key sealing `requestState` (random when None; share
             one between instances behind a load balancer).
+        list_changed: advertise `listChanged: true` for tools, prompts and
+            resources (the server sends their list_changed notifications).
 
     Raises:
         ValueError: no handlers, two for the same revision, or an unknown
@@ -316,6 +324,7 @@ class ServerSession:
         instructions: str | None = None,
         discover_ttl_ms: int = 0,
         state_key: bytes | None = None,
+        list_changed: bool = False,
     ) -> None:
         if not handlers:
             raise ValueError("a session needs at least one revision's handlers")
@@ -335,7 +344,10 @@ class ServerSession:
             v for v in order if not revisions[v].legacy
         )
         """Served modern versions, oldest first."""
-        self._capabilities = {v: derive_capabilities(r) for v, r in revisions.items()}
+        self._capabilities = {
+            v: derive_capabilities(r, list_changed=list_changed)
+            for v, r in revisions.items()
+        }
         self._server_info = {
             v: r.package.Implementation(name=name, version=version)
             for v, r in revisions.items()

@@ -19,6 +19,13 @@ are paginated when `page_size` is set, with opaque cursors signed by the app
 Optional extras: `@app.completion()` answers `completion/complete` for prompt
 arguments and template variables; `App(subscriptions=True)` accepts the
 legacy `resources/subscribe` and `resources/unsubscribe` for known resources.
+
+List changes: registering or removing (`remove_tool`, `remove_prompt`,
+`remove_resource`) a tool, prompt or resource while the app serves tells the
+clients (`notify_list_changed`; see `changes.py`): 2026 clients through
+`subscriptions/listen`, legacy ones with `notifications/<kind>/list_changed`
+(advertised as `listChanged: true`; `App(list_changed=False)` turns both off
+for legacy clients).
 """
 
 from __future__ import annotations
@@ -33,6 +40,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import msgspec
 
 from ..errors import ErrorCode, RpcError
+from .changes import AppSession, ChangeFeed
 from .context import Context
 from .prompts import PromptSpec
 from .resources import ResourceSpec, TemplateSpec, contents_of
@@ -65,6 +73,9 @@ class App:
         versions: the protocol versions served (default: every dated one).
         subscriptions: accept `resources/subscribe` and `unsubscribe`
             (legacy revisions; the capability says `subscribe: true`).
+        list_changed: advertise `listChanged: true` for tools, prompts and
+            resources, and send legacy clients their list_changed
+            notifications (2026 subscriptions are told regardless).
     """
 
     def __init__(
@@ -76,6 +87,7 @@ class App:
         page_size: int | None = None,
         versions: Sequence[str] | None = None,
         subscriptions: bool = False,
+        list_changed: bool = True,
     ) -> None:
         self.name = name
         self.version = version
@@ -89,6 +101,9 @@ class App:
         self.completer: Callable[..., Any] | None = None
         self.subscriptions = subscriptions
         self.subscribed: set[str] = set()
+        self.list_changed = list_changed
+        self.changes = ChangeFeed()
+        """The legacy connections and 2026 subscriptions told of changes."""
         self._cursor_key = os.urandom(32)
 
     # -- registration --
@@ -124,6 +139,7 @@ class App:
             if spec.name in self.tools:
                 raise ValueError(f"tool {spec.name!r} is already registered")
             self.tools[spec.name] = spec
+            self._changed("tools")
             return func
 
         return register
@@ -152,6 +168,7 @@ class App:
                 if uri in self.resources:
                     raise ValueError(f"resource {uri!r} is already registered")
                 self.resources[uri] = ResourceSpec.from_function(uri, func, **options)
+            self._changed("resources")
             return func
 
         return register
@@ -178,9 +195,67 @@ class App:
             if spec.name in self.prompts:
                 raise ValueError(f"prompt {spec.name!r} is already registered")
             self.prompts[spec.name] = spec
+            self._changed("prompts")
             return func
 
         return register
+
+    def remove_tool(self, name: str) -> None:
+        """Unregister a tool (KeyError when there is none of that name)."""
+        del self.tools[name]
+        self._changed("tools")
+
+    def remove_prompt(self, name: str) -> None:
+        """Unregister a prompt (KeyError when there is none of that name)."""
+        del self.prompts[name]
+        self._changed("prompts")
+
+    def remove_resource(self, uri: str) -> None:
+        """Unregister a resource, or a template by its URI template (KeyError
+        when there is neither)."""
+        if uri in self.resources:
+            del self.resources[uri]
+        else:
+            kept = [t for t in self.templates if t.listing["uriTemplate"] != uri]
+            if len(kept) == len(self.templates):
+                raise KeyError(uri)
+            self.templates = kept
+        self.subscribed.discard(uri)
+        self._changed("resources")
+
+    # -- list changes --
+
+    async def notify_list_changed(self, kind: str) -> None:
+        """Tell the clients that the `kind` list ("tools", "prompts" or
+        "resources") changed: 2026 subscriptions that asked for it, and every
+        live legacy connection when `list_changed` is set. Connections that
+        went away are skipped.
+
+        Raises:
+            ValueError: another kind.
+        """
+        await self.changes.publish(kind, legacy=self.list_changed)
+
+    def end_subscriptions(self) -> None:
+        """End every open 2026 subscription (each listen request is answered)."""
+        self.changes.end()
+
+    def offered_changes(self) -> set[str]:
+        """The lists whose changes a 2026 subscription may ask for: the kinds
+        the app has something of."""
+        offered: set[str] = set()
+        if self.tools:
+            offered.add("tools")
+        if self.prompts:
+            offered.add("prompts")
+        if self.resources or self.templates:
+            offered.add("resources")
+        return offered
+
+    def _changed(self, kind: str) -> None:
+        """A registry change: tell the clients, when the app is serving any."""
+        if self.changes.audience:
+            self.changes.schedule(self.notify_list_changed(kind))
 
     def completion(self) -> Callable[[C], C]:
         """Register the function answering `completion/complete`.
@@ -378,15 +453,16 @@ class App:
 
     def session(self) -> ServerSession:
         """The `ServerSession` serving this app in every revision."""
-        from ..session import ServerSession
         from .handlers import handlers_for
 
-        return ServerSession(
+        return AppSession(
+            self.changes,
             handlers_for(self),
             name=self.name,
             version=self.version,
             instructions=self.instructions,
             versions=self.versions or _dated_versions(),
+            list_changed=self.list_changed,
         )
 
     def asgi(self, **options: Any) -> Any:

@@ -16,7 +16,9 @@ from typing import TYPE_CHECKING, Any
 
 from mcp_codegen_types import v2025_11_25 as legacy, v2026_07_28 as modern
 
+from ..jsonrpc import current_request
 from ..wire import UNSET, convert, to_builtins
+from .changes import ACKNOWLEDGED, FILTER_FIELDS, Listener, honoured
 
 if TYPE_CHECKING:
     from ..dispatch import Handlers
@@ -162,6 +164,34 @@ class ModernHandlers(modern.ServerHandlers):
         result = await self.app.complete(*_completion_request(params))
         return convert(result, modern.CompleteResult)
 
+    async def subscriptions_listen(
+        self, params: modern.SubscriptionsListenRequestParams
+    ) -> modern.SubscriptionsListenResult:
+        """Acknowledge the honoured part of the filter, then forward the
+        matching list_changed notifications until cancelled or ended."""
+        request = current_request()
+        accepted = honoured(
+            to_builtins(params.notifications), self.app.offered_changes()
+        )
+        listener = Listener(
+            request.connection,
+            request.request_id,
+            {kind for kind, field in FILTER_FIELDS.items() if field in accepted},
+        )
+        await request.connection.notify(
+            ACKNOWLEDGED, {"notifications": accepted, "_meta": listener.meta}
+        )
+        self.app.changes.add(listener)
+        try:
+            await listener.ended.wait()
+        finally:
+            self.app.changes.discard(listener)
+        return modern.SubscriptionsListenResult(
+            meta=modern.SubscriptionsListenResultMetaObject(
+                subscription_id=request.request_id
+            )
+        )
+
 
 def _completion_request(
     params: Any,
@@ -183,12 +213,13 @@ _GROUPS = {
     "logging": ("logging_set_level",),
     "completions": ("completion_complete",),
     "subscriptions": ("resources_subscribe", "resources_unsubscribe"),
+    "listen": ("subscriptions_listen",),
 }
 
 
 def handlers_for(app: App) -> list[Handlers]:
     """Both eras' handlers, with only the methods `app` has something for."""
-    wanted = {"logging"}
+    wanted = {"logging", "listen"}
     if app.tools:
         wanted.add("tools")
     if app.resources or app.templates:

@@ -244,7 +244,10 @@ async def test_ask_many_in_the_legacy_era_sends_each_request() -> None:
 async def test_completions_subscriptions_and_a_hand_written_schema() -> None:
     async with client_of(make_app(), "2025-11-25") as client:
         assert client.server_capabilities["completions"] == {}
-        assert client.server_capabilities["resources"] == {"subscribe": True}
+        assert client.server_capabilities["resources"] == {
+            "subscribe": True,
+            "listChanged": True,
+        }
         typed = v2025_11_25.Client(client)
         completed = await typed.complete(
             ref=v2025_11_25.PromptReference(name="plain"),

@@ -242,7 +242,10 @@ async def test_only_what_is_registered_is_advertised() -> None:
     app = App("tools-only")
     app.tool("t")(lambda: "ok")
     async with client_of(app, "2025-11-25") as client:
-        assert client.server_capabilities == {"logging": {}, "tools": {}}
+        assert client.server_capabilities == {
+            "logging": {},
+            "tools": {"listChanged": True},
+        }
     async with client_of(app, "2024-11-05") as client:
         assert isinstance(
             await v2024_11_05.Client(client).list_tools(), v2024_11_05.ListToolsResult

@@ -1,0 +1,196 @@
+"""Telling clients that an app's lists changed, in both protocol eras.
+
+Legacy clients (the handshake revisions): every connection that initialized
+is remembered (weakly) and gets `notifications/<kind>/list_changed` when the
+app's tools, prompts or resources change; a closed connection is skipped.
+Over Streamable HTTP these notifications, sent outside any request, go to
+the session's GET stream.
+
+Modern clients (2026-07-28): `subscriptions/listen` opens a subscription.
+The server first sends `notifications/subscriptions/acknowledged` with the
+notification types it honours, then only those notifications, each carrying
+the subscription id (the listen request's id) in
+`_meta["io.modelcontextprotocol/subscriptionId"]`, until the request is
+cancelled (over HTTP: the client closes the stream) or the app ends its
+subscriptions (`App.end_subscriptions()`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import weakref
+from typing import TYPE_CHECKING, Any
+
+import anyio
+
+from ..jsonrpc import request_in_progress
+from ..session import ServerConnection, ServerSession
+
+if TYPE_CHECKING:
+    from collections.abc import Coroutine, Mapping
+
+    from ..jsonrpc import Peer, RequestId
+
+__all__ = [
+    "ACKNOWLEDGED",
+    "LIST_KINDS",
+    "SUBSCRIPTION_ID",
+    "AppSession",
+    "ChangeFeed",
+    "Listener",
+]
+
+logger = logging.getLogger(__name__)
+
+LIST_KINDS = ("tools", "prompts", "resources")
+"""The lists whose changes are announced."""
+
+FILTER_FIELDS = {
+    "tools": "toolsListChanged",
+    "prompts": "promptsListChanged",
+    "resources": "resourcesListChanged",
+}
+"""The `SubscriptionFilter` field asking for each list's changes."""
+
+ACKNOWLEDGED = "notifications/subscriptions/acknowledged"
+SUBSCRIPTION_ID = "io.modelcontextprotocol/subscriptionId"
+
+
+def list_changed_method(kind: str) -> str:
+    """`notifications/<kind>/list_changed`; ValueError for another kind."""
+    if kind not in LIST_KINDS:
+        raise ValueError(f"unknown list {kind!r}: use one of {', '.join(LIST_KINDS)}")
+    return f"notifications/{kind}/list_changed"
+
+
+class Listener:
+    """One open 2026 subscription: where it goes, and what it asked for."""
+
+    def __init__(self, peer: Peer, subscription_id: RequestId, kinds: set[str]):
+        self.peer = peer
+        self.subscription_id = subscription_id
+        self.kinds = kinds
+        self.ended = anyio.Event()
+
+    @property
+    def meta(self) -> dict[str, Any]:
+        return {SUBSCRIPTION_ID: self.subscription_id}
+
+
+class ChangeFeed:
+    """The legacy connections and 2026 subscriptions an app tells of changes."""
+
+    def __init__(self) -> None:
+        self.peers: weakref.WeakSet[Any] = weakref.WeakSet()
+        self.listeners: set[Listener] = set()
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._tasks: set[asyncio.Task[None]] = set()
+
+    @property
+    def audience(self) -> bool:
+        """Whether anyone would hear of a change."""
+        return bool(self.listeners) or len(self.peers) > 0
+
+    def remember(self, peer: Peer) -> None:
+        """A legacy connection to tell of changes (kept while it lives)."""
+        self.peers.add(peer)
+        self._note_loop()
+
+    def add(self, listener: Listener) -> None:
+        self.listeners.add(listener)
+        self._note_loop()
+
+    def discard(self, listener: Listener) -> None:
+        self.listeners.discard(listener)
+
+    def end(self) -> None:
+        """End every open subscription (each answers its listen request)."""
+        for listener in list(self.listeners):
+            listener.ended.set()
+
+    async def publish(self, kind: str, *, legacy: bool) -> None:
+        """Send `kind`'s list_changed to the subscribers asking for it, and
+        (when `legacy`) to every live legacy connection."""
+        method = list_changed_method(kind)
+        if legacy:
+            for peer in list(self.peers):
+                if getattr(peer, "closed", False):
+                    self.peers.discard(peer)
+                    continue
+                try:
+                    await peer.notify(method, None)
+                except Exception:  # a connection going away: forget it
+                    logger.debug("%s not sent to a closed connection", method)
+                    self.peers.discard(peer)
+        for listener in list(self.listeners):
+            if kind not in listener.kinds:
+                continue
+            try:
+                await listener.peer.notify(method, {"_meta": listener.meta})
+            except Exception:  # the subscription's stream is gone
+                logger.debug("%s not sent to subscription", method)
+
+    def schedule(self, work: Coroutine[Any, Any, None]) -> None:
+        """Run `work` on the serving loop (this one, or the one that served)."""
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            loop = None
+        if loop is not None:
+            self._start(work)
+            return
+        served = self._loop
+        if served is None or served.is_closed() or not served.is_running():
+            work.close()
+            return
+        served.call_soon_threadsafe(self._start, work)
+
+    def _start(self, work: Coroutine[Any, Any, None]) -> None:
+        task = asyncio.get_running_loop().create_task(work)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    def _note_loop(self) -> None:
+        try:
+            self._loop = asyncio.get_running_loop()
+        except RuntimeError:
+            self._loop = None
+
+
+class AppConnection(ServerConnection):
+    """A session handler that remembers the legacy connection it serves."""
+
+    def __init__(self, session: AppSession) -> None:
+        super().__init__(session)
+        self.feed = session.feed
+
+    async def __call__(self, method: str, params: bytes | None) -> bytes | None:
+        result = await super().__call__(method, params)
+        if self.era == "legacy":
+            request = request_in_progress()
+            if request is not None:
+                self.feed.remember(request.connection)
+        return result
+
+
+class AppSession(ServerSession):
+    """The `ServerSession` of an app: its handlers feed the app's changes."""
+
+    def __init__(self, feed: ChangeFeed, *args: Any, **options: Any) -> None:
+        super().__init__(*args, **options)
+        self.feed = feed
+
+    def handler(self) -> ServerConnection:
+        return AppConnection(self)
+
+    __call__ = handler
+
+
+def honoured(asked: Mapping[str, Any], offered: set[str]) -> dict[str, Any]:
+    """The accepted `SubscriptionFilter` (builtins): what was asked and offered."""
+    return {
+        field: True
+        for kind, field in FILTER_FIELDS.items()
+        if kind in offered and asked.get(field) is True
+    }
