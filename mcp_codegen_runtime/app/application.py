@@ -236,6 +236,18 @@ class App:
         """
         await self.changes.publish(kind, legacy=self.list_changed)
 
+    async def notify_resource_updated(self, uri: str) -> None:
+        """Tell the clients subscribed to `uri` that it changed: legacy
+        connections that sent `resources/subscribe`, 2026 subscriptions whose
+        `resourceSubscriptions` named it."""
+        await self.changes.publish_resource_updated(uri)
+
+    def has_resource(self, uri: str) -> bool:
+        """Whether `uri` is a registered resource or matches a template."""
+        return uri in self.resources or any(
+            template.template.match(uri) is not None for template in self.templates
+        )
+
     def end_subscriptions(self) -> None:
         """End every open 2026 subscription (each listen request is answered)."""
         self.changes.end()

@@ -13,12 +13,18 @@ the subscription id (the listen request's id) in
 `_meta["io.modelcontextprotocol/subscriptionId"]`, until the request is
 cancelled (over HTTP: the client closes the stream) or the app ends its
 subscriptions (`App.end_subscriptions()`).
+
+Resource updates (`App.notify_resource_updated(uri)`) go as
+`notifications/resources/updated` to the legacy connections that subscribed
+to the URI (`resources/subscribe`) and to the 2026 subscriptions whose
+`resourceSubscriptions` named it.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
+import typing
 import weakref
 from typing import TYPE_CHECKING, Any
 
@@ -28,13 +34,14 @@ from ..jsonrpc import request_in_progress
 from ..session import ServerConnection, ServerSession
 
 if TYPE_CHECKING:
-    from collections.abc import Coroutine, Mapping
+    from collections.abc import Callable, Coroutine, Iterable, Mapping
 
     from ..jsonrpc import Peer, RequestId
 
 __all__ = [
     "ACKNOWLEDGED",
     "LIST_KINDS",
+    "RESOURCE_UPDATED",
     "SUBSCRIPTION_ID",
     "AppSession",
     "ChangeFeed",
@@ -54,6 +61,7 @@ FILTER_FIELDS = {
 """The `SubscriptionFilter` field asking for each list's changes."""
 
 ACKNOWLEDGED = "notifications/subscriptions/acknowledged"
+RESOURCE_UPDATED = "notifications/resources/updated"
 SUBSCRIPTION_ID = "io.modelcontextprotocol/subscriptionId"
 
 
@@ -67,10 +75,18 @@ def list_changed_method(kind: str) -> str:
 class Listener:
     """One open 2026 subscription: where it goes, and what it asked for."""
 
-    def __init__(self, peer: Peer, subscription_id: RequestId, kinds: set[str]):
+    def __init__(
+        self,
+        peer: Peer,
+        subscription_id: RequestId,
+        kinds: set[str],
+        resources: frozenset[str] = frozenset(),
+    ):
         self.peer = peer
         self.subscription_id = subscription_id
         self.kinds = kinds
+        self.resources = resources
+        """The resource URIs whose updates this subscription receives."""
         self.ended = anyio.Event()
 
     @property
@@ -83,6 +99,10 @@ class ChangeFeed:
 
     def __init__(self) -> None:
         self.peers: weakref.WeakSet[Any] = weakref.WeakSet()
+        self.subscribed: weakref.WeakKeyDictionary[Any, set[str]] = (
+            weakref.WeakKeyDictionary()
+        )
+        """The resource URIs each legacy connection subscribed to."""
         self.listeners: set[Listener] = set()
         self._loop: asyncio.AbstractEventLoop | None = None
         self._tasks: set[asyncio.Task[None]] = set()
@@ -130,6 +150,34 @@ class ChangeFeed:
                 await listener.peer.notify(method, {"_meta": listener.meta})
             except Exception:  # the subscription's stream is gone
                 logger.debug("%s not sent to subscription", method)
+
+    def subscribe(self, peer: Peer, uri: str) -> None:
+        """A legacy connection's `resources/subscribe`."""
+        self.subscribed.setdefault(peer, set()).add(uri)
+
+    def unsubscribe(self, peer: Peer, uri: str) -> None:
+        """A legacy connection's `resources/unsubscribe`."""
+        self.subscribed.get(peer, set()).discard(uri)
+
+    async def publish_resource_updated(self, uri: str) -> None:
+        """Send `notifications/resources/updated` to whoever subscribed to
+        `uri`, in either era."""
+        for peer, uris in list(self.subscribed.items()):
+            if uri not in uris or getattr(peer, "closed", False):
+                continue
+            try:
+                await peer.notify(RESOURCE_UPDATED, {"uri": uri})
+            except Exception:  # a connection going away
+                logger.debug("resource update not sent to a closed connection")
+        for listener in list(self.listeners):
+            if uri not in listener.resources:
+                continue
+            try:
+                await listener.peer.notify(
+                    RESOURCE_UPDATED, {"uri": uri, "_meta": listener.meta}
+                )
+            except Exception:  # the subscription's stream is gone
+                logger.debug("resource update not sent to subscription")
 
     def schedule(self, work: Coroutine[Any, Any, None]) -> None:
         """Run `work` on the serving loop (this one, or the one that served)."""
@@ -187,10 +235,22 @@ class AppSession(ServerSession):
     __call__ = handler
 
 
-def honoured(asked: Mapping[str, Any], offered: set[str]) -> dict[str, Any]:
-    """The accepted `SubscriptionFilter` (builtins): what was asked and offered."""
-    return {
+def honoured(
+    asked: Mapping[str, Any],
+    offered: set[str],
+    known_resource: Callable[[str], bool] = lambda _uri: False,
+) -> dict[str, Any]:
+    """The accepted `SubscriptionFilter` (builtins): what was asked and offered,
+    and the asked `resourceSubscriptions` the app has."""
+    accepted: dict[str, Any] = {
         field: True
         for kind, field in FILTER_FIELDS.items()
         if kind in offered and asked.get(field) is True
     }
+    uris: Any = asked.get("resourceSubscriptions")
+    if isinstance(uris, list):
+        kept = [u for u in typing.cast("Iterable[Any]", uris) if isinstance(u, str)]
+        kept = [u for u in kept if known_resource(u)]
+        if kept:
+            accepted["resourceSubscriptions"] = kept
+    return accepted

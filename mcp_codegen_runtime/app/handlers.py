@@ -101,12 +101,14 @@ class LegacyHandlers(legacy.ServerHandlers):
         self, params: legacy.SubscribeRequestParams
     ) -> legacy.EmptyResult:
         self.app.subscribe(params.uri)
+        self.app.changes.subscribe(current_request().connection, params.uri)
         return legacy.EmptyResult()
 
     async def resources_unsubscribe(
         self, params: legacy.UnsubscribeRequestParams
     ) -> legacy.EmptyResult:
         self.app.unsubscribe(params.uri)
+        self.app.changes.unsubscribe(current_request().connection, params.uri)
         return legacy.EmptyResult()
 
 
@@ -171,12 +173,15 @@ class ModernHandlers(modern.ServerHandlers):
         matching list_changed notifications until cancelled or ended."""
         request = current_request()
         accepted = honoured(
-            to_builtins(params.notifications), self.app.offered_changes()
+            to_builtins(params.notifications),
+            self.app.offered_changes(),
+            self.app.has_resource,
         )
         listener = Listener(
             request.connection,
             request.request_id,
             {kind for kind, field in FILTER_FIELDS.items() if field in accepted},
+            frozenset(accepted.get("resourceSubscriptions", ())),
         )
         await request.connection.notify(
             ACKNOWLEDGED, {"notifications": accepted, "_meta": listener.meta}

@@ -297,3 +297,91 @@ async def test_over_http_a_legacy_session_hears_on_its_get_stream() -> None:
             app.remove_prompt("greet")
             message = await anext(events)
             assert message["method"] == "notifications/prompts/list_changed"
+
+
+class UpdateRecorder(v2025_11_25.ClientHandlers):
+    """Records the `notifications/resources/updated` a legacy client gets."""
+
+    def __init__(self) -> None:
+        self.updated: list[str] = []
+        self.arrived = anyio.Event()
+
+    async def notifications_resources_updated(
+        self, params: v2025_11_25.ResourceUpdatedNotificationParams
+    ) -> None:
+        self.updated.append(params.uri)
+        self.arrived.set()
+        self.arrived = anyio.Event()
+
+
+@pytest.mark.anyio
+async def test_resource_updates_reach_the_legacy_subscribers_only() -> None:
+    app = make_app(subscriptions=True)
+    recorder = UpdateRecorder()
+    client_end, server_end = memory_pair()
+    with anyio.fail_after(LIMIT):
+        async with (
+            Connection(server_end, app.session().handler()),
+            ClientSession(
+                client_end,
+                name="t",
+                version="1",
+                versions=["2025-11-25"],
+                handlers=[recorder],
+            ) as client,
+        ):
+            typed = v2025_11_25.Client(client)
+            await app.notify_resource_updated("mem://a")  # not subscribed yet
+            await typed.subscribe(uri="mem://a")
+            await app.notify_resource_updated("mem://a")
+            while not recorder.updated:
+                await recorder.arrived.wait()
+            await typed.unsubscribe(uri="mem://a")
+            await app.notify_resource_updated("mem://a")
+            await typed.list_tools()  # a round trip: nothing more came
+    assert recorder.updated == ["mem://a"]
+
+
+@pytest.mark.anyio
+async def test_a_2026_subscription_gets_updates_of_the_resources_it_named() -> None:
+    app = make_app()
+    client_end, server_end = memory_pair()
+    received: list[dict[str, Any]] = []
+    arrived = anyio.Event()
+
+    async def on_message(method: str, params: bytes | None) -> bytes | None:
+        nonlocal arrived
+        received.append({"method": method, "params": json.loads(params or b"{}")})
+        arrived.set()
+        arrived = anyio.Event()
+        return None
+
+    with anyio.fail_after(LIMIT):
+        async with (
+            Connection(server_end, app.session().handler()),
+            Connection(client_end, on_message) as client,
+            anyio.create_task_group() as tasks,
+        ):
+            params = listen_params()
+            params["notifications"] = {
+                "resourceSubscriptions": ["mem://a", "mem://unknown"]
+            }
+            tasks.start_soon(
+                client.request, "subscriptions/listen", params, dict[str, Any]
+            )
+            while not received:
+                await arrived.wait()
+            acknowledged = received[0]["params"]
+            assert acknowledged["notifications"] == {
+                "resourceSubscriptions": ["mem://a"]
+            }
+            await app.notify_resource_updated("mem://b")  # not asked for
+            await app.notify_resource_updated("mem://a")
+            while len(received) < 2:
+                await arrived.wait()
+            update = received[1]
+            assert update["method"] == "notifications/resources/updated"
+            assert update["params"]["uri"] == "mem://a"
+            assert update["params"]["_meta"] == acknowledged["_meta"]
+            app.end_subscriptions()
+    assert len(received) == 2
