@@ -24,7 +24,14 @@ import logging
 from typing import TYPE_CHECKING, Any
 
 from .conversion import Converted, fit
-from .dispatch import Handlers, generated_base, implemented_methods, revision_of
+from .dispatch import (
+    Handlers,
+    generated_base,
+    implemented_methods,
+    is_legacy,
+    package_in,
+    revision_of,
+)
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable, Generator, Mapping, Sequence
@@ -67,11 +74,7 @@ def package_of_version(like: ModuleType, version: str) -> ModuleType:
         ValueError: the tree has no such version.
     """
     root = importlib.import_module(like.__name__.rsplit(".", 1)[0])
-    modules: Mapping[str, str] = root.MODULES
-    if version not in modules:
-        known = ", ".join(modules)
-        raise ValueError(f"unknown protocol version {version!r} (known: {known})")
-    return importlib.import_module(modules[version])
+    return package_in(root.MODULES, version)
 
 
 def nearest(package: ModuleType, handlers: Sequence[Handlers]) -> Handlers:
@@ -83,17 +86,13 @@ def nearest(package: ModuleType, handlers: Sequence[Handlers]) -> Handlers:
         return own[version]
     root = importlib.import_module(package.__name__.rsplit(".", 1)[0])
     known: tuple[str, ...] = tuple(root.KNOWN_VERSIONS)
-    legacy = _is_legacy(package)
+    legacy = is_legacy(package)
 
     def distance(source: str) -> tuple[bool, int]:
-        other_era = _is_legacy(revision_of(own[source])[1]) != legacy
+        other_era = is_legacy(revision_of(own[source])[1]) != legacy
         return (other_era, abs(known.index(source) - known.index(version)))
 
     return own[min(own, key=distance)]
-
-
-def _is_legacy(package: ModuleType) -> bool:
-    return "initialize" in package.METHODS
 
 
 def adapt(handlers: Handlers, package: ModuleType) -> Handlers:

@@ -36,7 +36,6 @@ final result.
 
 from __future__ import annotations
 
-import importlib
 import time
 import typing
 from contextlib import asynccontextmanager
@@ -47,7 +46,7 @@ import msgspec
 
 from .adapt import RESULT_FILL, adapt, nearest
 from .conversion import fit
-from .dispatch import Dispatcher, Handlers, implemented_methods
+from .dispatch import Dispatcher, Handlers, implemented_methods, is_legacy, package_in
 from .errors import (
     CapabilityError,
     MethodNotFoundError,
@@ -66,7 +65,6 @@ from .session import (
     META_LOG_LEVEL,
     META_PROTOCOL_VERSION,
     UNSUPPORTED_PROTOCOL_VERSION,
-    is_legacy,
     version_order,
 )
 from .wire import decode, to_builtins
@@ -179,7 +177,7 @@ class ClientSession:
         self._modules: Mapping[str, str] = root.MODULES
         # The draft changes under its users: speak it only when asked to.
         allowed = tuple(versions or (v for v in root.KNOWN_VERSIONS if v != "draft"))
-        self._packages = {v: _package(root.MODULES, v) for v in allowed}
+        self._packages = {v: package_in(root.MODULES, v) for v in allowed}
         order = sorted(allowed, key=version_order)
         self.legacy_versions = tuple(v for v in order if is_legacy(self._packages[v]))
         self.modern_versions = tuple(
@@ -466,7 +464,7 @@ class ClientSession:
             found = self._negotiated()
             for version, name in self._modules.items():
                 if module.startswith(name + "."):
-                    found = _package(self._modules, version)
+                    found = package_in(self._modules, version)
                     break
             self._sources[result_type] = found
         return found
@@ -518,14 +516,6 @@ class ClientSession:
         if self._dispatcher is None:
             raise MethodNotFoundError(method)
         return await self._dispatcher.dispatch(method, params)
-
-
-def _package(modules: Mapping[str, str], version: str) -> ModuleType:
-    if version not in modules:
-        raise ValueError(
-            f"unknown protocol version {version!r} (known: {list(modules)})"
-        )
-    return importlib.import_module(modules[version])
 
 
 _ENVELOPE_KEYS = frozenset(

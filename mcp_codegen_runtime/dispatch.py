@@ -30,6 +30,8 @@ __all__ = [
     "RequestSender",
     "generated_base",
     "implemented_methods",
+    "is_legacy",
+    "package_in",
     "revision_of",
 ]
 
@@ -63,6 +65,23 @@ def generated_base(cls: type[Any]) -> type[Handlers]:
         if "__mcp_methods__" in vars(klass):
             return typing.cast("type[Handlers]", klass)
     raise TypeError(f"{cls.__name__} does not derive from a generated handler class")
+
+
+def is_legacy(package: ModuleType) -> bool:
+    """Whether a generated revision package uses the `initialize` handshake."""
+    return "initialize" in package.METHODS
+
+
+def package_in(modules: Mapping[str, str], version: str) -> ModuleType:
+    """The generated package of `version`, given a tree's `MODULES` table.
+
+    Raises:
+        ValueError: the tree has no such version.
+    """
+    if version not in modules:
+        known = ", ".join(modules)
+        raise ValueError(f"unknown protocol version {version!r} (known: {known})")
+    return importlib.import_module(modules[version])
 
 
 def revision_of(handlers: Handlers) -> tuple[str, ModuleType]:

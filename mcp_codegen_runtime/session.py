@@ -74,6 +74,7 @@ from .dispatch import (
     Handlers,
     generated_base,
     implemented_methods,
+    is_legacy,
     revision_of,
 )
 from .errors import ErrorCode, MethodNotFoundError, RpcError
@@ -127,11 +128,6 @@ Era = Literal["legacy", "modern"]
 def version_order(version: str) -> tuple[bool, str]:
     """Sort key of protocol versions: dated ones by date, then `draft`."""
     return (version == "draft", version)
-
-
-def is_legacy(package: ModuleType) -> bool:
-    """Whether a generated revision package uses the `initialize` handshake."""
-    return INITIALIZE in package.METHODS
 
 
 @dataclass(frozen=True)

@@ -14,7 +14,7 @@ import typing
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from .tools import description_of
+from .tools import describe
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Mapping
@@ -63,11 +63,7 @@ class PromptSpec:
                 required.add(param.name)
             arguments.append(entry)
         listing: dict[str, Any] = {"name": prompt_name}
-        text = description or description_of(func)
-        if title is not None:
-            listing["title"] = title
-        if text:
-            listing["description"] = text
+        describe(listing, func, title, description)
         if arguments:
             listing["arguments"] = arguments
         accepted = frozenset(a["name"] for a in arguments)

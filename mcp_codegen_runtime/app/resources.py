@@ -22,7 +22,7 @@ import urllib.parse
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from .tools import description_of
+from .tools import describe
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable
@@ -178,10 +178,6 @@ def _describe(
     description: str | None,
     mime_type: str | None,
 ) -> None:
-    text = description or description_of(func)
-    if title is not None:
-        listing["title"] = title
-    if text:
-        listing["description"] = text
+    describe(listing, func, title, description)
     if mime_type is not None:
         listing["mimeType"] = mime_type

@@ -64,6 +64,21 @@ def description_of(func: Callable[..., Any]) -> str | None:
     return " ".join(doc.split("\n\n", 1)[0].split())
 
 
+def describe(
+    listing: dict[str, Any],
+    func: Callable[..., Any],
+    title: str | None,
+    description: str | None,
+) -> None:
+    """Add `title` and the description (given, else the docstring's) to a
+    tool, prompt or resource listing."""
+    text = description or description_of(func)
+    if title is not None:
+        listing["title"] = title
+    if text:
+        listing["description"] = text
+
+
 @dataclass
 class ToolSpec:
     """One registered tool: its listing and how to call it."""
@@ -139,11 +154,7 @@ class ToolSpec:
             "name": tool_name,
             "inputSchema": schema,
         }
-        text = description or description_of(func)
-        if title is not None:
-            listing["title"] = title
-        if text:
-            listing["description"] = text
+        describe(listing, func, title, description)
         if annotations:
             listing["annotations"] = dict(annotations)
         if icons:

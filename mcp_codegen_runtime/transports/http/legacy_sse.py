@@ -115,6 +115,7 @@ import msgspec
 
 from ...errors import ErrorCode, MessageTooLargeError, TransportError
 from ...jsonrpc import Connection
+from .asgi import Message, Receive, Scope, Send, respond, start_sse
 from .headers import (
     PROTOCOL_VERSION_HEADER,
     HttpError,
@@ -189,10 +190,6 @@ HTTP client, for each POST)."""
 SSE: Final = "text/event-stream"
 JSON: Final = "application/json"
 
-Scope: TypeAlias = "dict[str, Any]"
-Message: TypeAlias = "dict[str, Any]"
-Receive: TypeAlias = "Callable[[], Awaitable[Message]]"
-Send: TypeAlias = "Callable[[Message], Awaitable[None]]"
 AsgiApp: TypeAlias = "Callable[[Scope, Receive, Send], Awaitable[None]]"
 """An ASGI 3 application (`McpHttpApp` is one)."""
 
@@ -367,7 +364,7 @@ class LegacySseApp:
                 raise _Refused(HttpError(404, "Not Found"))
         except _Refused as refusal:
             error = refusal.error
-            await _respond(send, error.status, error.body(), JSON, refusal.headers)
+            await respond(send, error.status, error.body(), JSON, refusal.headers)
 
     def _legacy_get(self, headers: HttpHeaders) -> bool:
         """Whether a GET at `sse_path` is ours: not a Streamable HTTP client's
@@ -420,7 +417,7 @@ class LegacySseApp:
             ) from None
         logger.debug("legacy SSE session %.8s... opened", session_id)
         try:
-            await _start_sse(send)
+            await start_sse(send, cache_control=b"no-cache, no-transform")
             endpoint = self.endpoint_url(session_id).encode("utf-8")
             await _write(send, encode_event(endpoint, event="endpoint"))
             async with anyio.create_task_group() as tasks:
@@ -494,7 +491,7 @@ class LegacySseApp:
                 await state.transport.feed(body)
             except (anyio.ClosedResourceError, anyio.BrokenResourceError):
                 raise _Refused(HttpError(404, "Session not found (ended)")) from None
-        await _respond(send, 202, b"Accepted", "text/plain; charset=utf-8")
+        await respond(send, 202, b"Accepted", "text/plain; charset=utf-8")
 
     async def _read_body(self, receive: Receive) -> bytes:
         chunks: list[bytes] = []
@@ -527,31 +524,6 @@ def _session_id(scope: Scope) -> str:
             HttpError(400, f"Bad Request: invalid {SESSION_QUERY_PARAMETER}")
         )
     return values[0]
-
-
-async def _respond(
-    send: Send,
-    status: int,
-    body: bytes,
-    content_type: str | None,
-    extra: Mapping[str, str] | None = None,
-) -> None:
-    headers = [(b"content-length", str(len(body)).encode())]
-    if content_type is not None:
-        headers.append((b"content-type", content_type.encode()))
-    for name, value in (extra or {}).items():
-        headers.append((name.encode("latin-1"), value.encode("latin-1")))
-    await send({"type": "http.response.start", "status": status, "headers": headers})
-    await send({"type": "http.response.body", "body": body})
-
-
-async def _start_sse(send: Send) -> None:
-    headers = [
-        (b"content-type", SSE.encode()),
-        (b"cache-control", b"no-cache, no-transform"),
-        (b"x-accel-buffering", b"no"),
-    ]
-    await send({"type": "http.response.start", "status": 200, "headers": headers})
 
 
 async def _write(send: Send, chunk: bytes) -> None:

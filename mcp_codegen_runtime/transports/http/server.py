@@ -51,6 +51,7 @@ import msgspec
 
 from ...errors import ErrorCode, MethodNotFoundError, ProtocolError, RpcError
 from ...jsonrpc import Connection, RequestContext, request_in_progress, serve_request
+from .asgi import respond, start_sse
 from .headers import (
     HEADER_MISMATCH,
     PROTOCOL_VERSION_HEADER,
@@ -198,7 +199,7 @@ class McpHttpApp:
         if scope["type"] != "http":
             return
         if scope.get("path") != self.path:
-            await _respond(send, 404, b"", "text/plain")
+            await respond(send, 404, b"", "text/plain")
             return
         headers = HttpHeaders.from_asgi(scope["headers"])
         method: str = scope["method"]
@@ -214,7 +215,7 @@ class McpHttpApp:
                 _principal.reset(token)
         except _Refused as refusal:
             error = refusal.error
-            await _respond(
+            await respond(
                 send, error.status, error.body(), "application/json", refusal.headers
             )
 
@@ -347,7 +348,7 @@ class McpHttpApp:
                 offered = _members(message.get("params")).get("protocolVersion")
                 error = self.session.unsupported(offered)
                 refusal = HttpError(400, error.message, error.code, error.data)
-                await _respond(
+                await respond(
                     send, 400, refusal.body(message.get("id")), "application/json"
                 )
                 return
@@ -390,7 +391,7 @@ class McpHttpApp:
             state.mux.cancelled(request_id)
         extra = {SESSION_HEADER: session_id}
         if stream is None:
-            await _respond(send, 202, b"", None, extra)
+            await respond(send, 202, b"", None, extra)
             return
         with self.sessions.use(session_id):
             try:
@@ -439,12 +440,12 @@ class McpHttpApp:
             if version not in self.session.modern_versions:
                 error = self.session.unsupported(version)
                 raise _Refused(HttpError(400, error.message, error.code, error.data))
-            await _respond(send, 202, b"", None)
+            await respond(send, 202, b"", None)
             await _notified(self._modern, method, _params_bytes(message))
             return
         refusal = self._refusal(headers, message)
         if refusal is not None:
-            await _respond(
+            await respond(
                 send,
                 refusal.status,
                 refusal.body(request_id),
@@ -565,7 +566,7 @@ class McpHttpApp:
         if state is None:
             raise _refuse(404, "Session not found (unknown or expired)")
         self._end(state)
-        await _respond(send, 200, b"", None)
+        await respond(send, 200, b"", None)
 
 
 class _StreamPeer:
@@ -598,29 +599,6 @@ class _StreamPeer:
 
 
 # --- writing responses -------------------------------------------------------------
-
-
-async def _respond(
-    send: Any,
-    status: int,
-    body: bytes,
-    content_type: str | None,
-    extra: Mapping[str, str] | None = None,
-) -> None:
-    headers = [(b"content-length", str(len(body)).encode())]
-    if content_type is not None:
-        headers.append((b"content-type", content_type.encode()))
-    for name, value in (extra or {}).items():
-        headers.append((name.encode("latin-1"), value.encode("latin-1")))
-    await send({"type": "http.response.start", "status": status, "headers": headers})
-    await send({"type": "http.response.body", "body": body})
-
-
-_SSE_HEADERS = [
-    (b"content-type", b"text/event-stream"),
-    (b"cache-control", b"no-cache"),
-    (b"x-accel-buffering", b"no"),
-]
 
 
 async def _answer(
@@ -685,13 +663,13 @@ async def _write_answer(
     first = await _next(stream) if isinstance(read, _Unread) else read
     if first is None:  # the session ended before anything was sent
         closed = HttpError(404, "Session not found (closed)")
-        await _respond(send, 404, closed.body(), "application/json")
+        await respond(send, 404, closed.body(), "application/json")
         return
     if stream.completed_by(first):
         status = _error_status(first, error_status) if error_status else 200
-        await _respond(send, status, first, "application/json", extra)
+        await respond(send, status, first, "application/json", extra)
         return
-    await _start_sse(send, extra)
+    await start_sse(send, extra)
     message: bytes | None = first
     while message is not None:
         done = stream.completed_by(message) if message is not first else False
@@ -712,7 +690,7 @@ async def _stream_events(
     stream: ResponseStream, receive: Any, send: Any, extra: Mapping[str, str]
 ) -> None:
     """The standalone GET stream: every message until the client leaves."""
-    await _start_sse(send, extra)
+    await start_sse(send, extra)
     await send({"type": "http.response.body", "body": b": open\n\n", "more_body": True})
     async with anyio.create_task_group() as tasks:
         tasks.start_soon(_watch_disconnect, receive, stream.close, tasks.cancel_scope)
@@ -728,13 +706,6 @@ async def _stream_events(
     # Ended by the server (the session closed) or the client: complete the
     # response either way (a server ignores a send after a disconnect).
     await send({"type": "http.response.body", "body": b"", "more_body": False})
-
-
-async def _start_sse(send: Any, extra: Mapping[str, str]) -> None:
-    headers = list(_SSE_HEADERS)
-    for name, value in extra.items():
-        headers.append((name.encode("latin-1"), value.encode("latin-1")))
-    await send({"type": "http.response.start", "status": 200, "headers": headers})
 
 
 def _event(message: bytes) -> bytes:
