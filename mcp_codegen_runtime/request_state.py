@@ -8,14 +8,13 @@ forge it, so it is sealed with AES-256-GCM (an AEAD: encrypted and
 authenticated) under a key only the server holds, bound to the request it
 belongs to (its method and params, as associated data) and given an expiry.
 
-AES-GCM comes from `cryptography`, imported on first use: a server that never
-asks its client for input never loads it.
+AES-GCM comes from `cryptography` and the digest from `hashlib`, both imported
+on first use: a server that never asks its client for input never loads them.
 """
 
 from __future__ import annotations
 
 import base64
-import hashlib
 import os
 import time
 import typing
@@ -49,6 +48,8 @@ def request_binding(method: str, params: bytes | None) -> bytes:
         members = typing.cast("dict[str, Any]", obj)
         obj = {k: v for k, v in members.items() if k not in _ENVELOPE_KEYS}
     canonical = msgspec.json.encode([method, obj], order="sorted")
+    import hashlib  # here: OpenSSL's hashes cost start-up time most servers never use
+
     return hashlib.sha256(canonical).digest()
 
 

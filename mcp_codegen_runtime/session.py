@@ -53,13 +53,15 @@ Decisions worth knowing:
 
 from __future__ import annotations
 
+import importlib
 import typing
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
 import msgspec
 
-from .adapt import adapt, conversion_fill, nearest, package_of_version
+from .adapt import adapt, conversion_fill, nearest
 from .client_requests import (
     ClientExchange,
     InputRequired,
@@ -75,6 +77,7 @@ from .dispatch import (
     generated_base,
     implemented_methods,
     is_legacy,
+    package_in,
     revision_of,
 )
 from .errors import ErrorCode, MethodNotFoundError, RpcError
@@ -83,7 +86,7 @@ from .request_state import RequestStateSealer, request_binding
 from .wire import UNSET, convert, encode, marker_members, to_builtins
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping, Sequence
+    from collections.abc import Iterator, Sequence
     from types import ModuleType
 
 __all__ = [
@@ -170,26 +173,69 @@ class Revision:
         return cls(version, served, target, Dispatcher(served), own)
 
 
+class _Revisions(Mapping[str, Revision]):
+    """The revisions a session serves, by version, oldest first.
+
+    A revision without its own handler is built (its package imported, the
+    nearest handler adapted) when it is first looked up: a server offering
+    six revisions starts with only the packages its handlers were written
+    against, and pays for the others when a client speaks them.
+    """
+
+    def __init__(
+        self,
+        handlers: Sequence[Handlers],
+        own: Mapping[str, Revision],
+        modules: Mapping[str, str],
+        versions: Sequence[str],
+    ) -> None:
+        self._handlers = tuple(handlers)
+        self._built = dict(own)
+        self._modules = modules
+        self._order = tuple(sorted(versions, key=version_order))
+
+    def __getitem__(self, version: str) -> Revision:
+        revision = self._built.get(version)
+        if revision is None:
+            if version not in self._order:
+                raise KeyError(version)
+            package = package_in(self._modules, version)
+            revision = Revision.of(nearest(package, self._handlers), package)
+            self._built[version] = revision
+        return revision
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._order)
+
+    def __len__(self) -> int:
+        return len(self._order)
+
+
 def _revisions(
     handlers: Sequence[Handlers], versions: Sequence[str] | None
-) -> dict[str, Revision]:
-    """Each version to serve, by its own handler or the nearest one's."""
+) -> tuple[_Revisions, frozenset[str]]:
+    """Each version to serve, by its own handler or the nearest one's, and
+    which of them are modern.
+
+    Raises:
+        ValueError: two handlers for one revision, or an unknown version.
+    """
     own: dict[str, Revision] = {}
     for handler in handlers:
         revision = Revision.of(handler)
         if revision.version in own:
             raise ValueError(f"two handlers for revision {revision.version}")
         own[revision.version] = revision
-    if versions is None:
-        return own
-    like = next(iter(own.values())).package
-    chosen: dict[str, Revision] = {}
-    for version in versions:
-        package = package_of_version(like, version)
-        chosen[version] = own.get(version) or Revision.of(
-            nearest(package, handlers), package
-        )
-    return chosen
+    root = importlib.import_module(
+        next(iter(own.values())).package.__name__.rsplit(".", 1)[0]
+    )
+    modules: Mapping[str, str] = root.MODULES
+    chosen = list(own) if versions is None else list(dict.fromkeys(versions))
+    for version in chosen:
+        if version not in modules:
+            package_in(modules, version)  # raises the unknown-version error
+    modern = frozenset(root.MODERN_VERSIONS).intersection(chosen)
+    return _Revisions(handlers, own, modules, chosen), modern
 
 
 def derive_capabilities(revision: Revision, *, list_changed: bool = False) -> Any:
@@ -324,40 +370,46 @@ class ServerSession:
     ) -> None:
         if not handlers:
             raise ValueError("a session needs at least one revision's handlers")
-        revisions = _revisions(handlers, versions)
-        order = sorted(revisions, key=version_order)
+        revisions, modern = _revisions(handlers, versions)
         self.name = name
         self.version = version
         self.instructions = instructions
         self.discover_ttl_ms = discover_ttl_ms
+        self.list_changed = list_changed
         self.sealer = RequestStateSealer(state_key)
-        self.revisions: Mapping[str, Revision] = {v: revisions[v] for v in order}
+        self.revisions: Mapping[str, Revision] = revisions
+        """Every revision served, by version, oldest first (built on first use)."""
         self.legacy_versions: tuple[str, ...] = tuple(
-            v for v in order if revisions[v].legacy
+            v for v in revisions if v not in modern
         )
         """Served handshake versions, oldest first."""
         self.modern_versions: tuple[str, ...] = tuple(
-            v for v in order if not revisions[v].legacy
+            v for v in revisions if v in modern
         )
         """Served modern versions, oldest first."""
-        self._capabilities = {
-            v: derive_capabilities(r, list_changed=list_changed)
-            for v, r in revisions.items()
-        }
-        self._server_info = {
-            v: r.package.Implementation(name=name, version=version)
-            for v, r in revisions.items()
-        }
-        self._discover = {
-            v: encode(self._discover_result(revisions[v])) for v in self.modern_versions
-        }
+        self._capabilities: dict[str, Any] = {}
+        self._discover: dict[str, bytes] = {}
         self._stamp_meta = msgspec.json.encode(
             {META_SERVER_INFO: {"name": name, "version": version}}
         )
 
+    def prepare(self) -> None:
+        """Build every revision now rather than when a client first speaks it
+        (a long-running server trades start-up time for even first requests)."""
+        for version in self.revisions:
+            self.capabilities(version)
+            if version in self.modern_versions:
+                self.discover_result(version)
+
     def capabilities(self, version: str) -> Any:
         """The `ServerCapabilities` advertised at `version`."""
-        return self._capabilities[version]
+        found = self._capabilities.get(version)
+        if found is None:
+            found = derive_capabilities(
+                self.revisions[version], list_changed=self.list_changed
+            )
+            self._capabilities[version] = found
+        return found
 
     def handler(self) -> ServerConnection:
         """A fresh handler for one connection (pass it to `Connection`)."""
@@ -367,12 +419,15 @@ class ServerSession:
 
     # -- results built by the session --
 
+    def _server_info(self, package: ModuleType) -> Any:
+        return package.Implementation(name=self.name, version=self.version)
+
     def _discover_result(self, revision: Revision) -> Any:
-        info = self._server_info[revision.version]
         package = revision.package
+        info = self._server_info(package)
         return package.DiscoverResult(
             supported_versions=list(self.modern_versions),
-            capabilities=self._capabilities[revision.version],
+            capabilities=self.capabilities(revision.version),
             instructions=UNSET if self.instructions is None else self.instructions,
             cache_scope="public",
             ttl_ms=self.discover_ttl_ms,
@@ -384,14 +439,18 @@ class ServerSession:
         package = self.revisions[version].package
         return package.InitializeResult(
             protocol_version=version,
-            capabilities=self._capabilities[version],
-            server_info=self._server_info[version],
+            capabilities=self.capabilities(version),
+            server_info=self._server_info(package),
             instructions=UNSET if self.instructions is None else self.instructions,
         )
 
     def discover_result(self, version: str) -> bytes:
         """The encoded `DiscoverResult` of modern `version`."""
-        return self._discover[version]
+        found = self._discover.get(version)
+        if found is None:
+            found = encode(self._discover_result(self.revisions[version]))
+            self._discover[version] = found
+        return found
 
     def negotiate(self, requested: object) -> str:
         """The legacy version to answer an `initialize` offering `requested`."""

@@ -820,9 +820,12 @@ def serve_http(
 
     Binds 127.0.0.1 unless told otherwise; the security policy follows the
     bind address (`SecurityPolicy.for_bind`). `options` go to `McpHttpApp`.
+    Every revision is built before the server listens, so no client's first
+    request pays for it.
     """
     import uvicorn
 
+    session.prepare()
     options.setdefault("policy", SecurityPolicy.for_bind(host, port))
     app = http_app(session, path=path, legacy_sse=legacy_sse, **options)
     uvicorn.run(

@@ -8,6 +8,8 @@ echo handlers of `session_programs/echo_session.py` (2025-06-18, 2025-11-25,
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from collections.abc import AsyncGenerator
 from contextlib import asynccontextmanager
 from typing import Any
@@ -122,6 +124,64 @@ def test_bad_handler_sets_are_rejected() -> None:
         ServerSession([v2025_11_25.ClientHandlers()], name="n", version="v")
     with pytest.raises(TypeError, match="generated handler class"):
         ServerSession([object()], name="n", version="v")  # type: ignore[list-item]
+
+
+def test_unknown_versions_are_rejected_before_any_is_built() -> None:
+    with pytest.raises(ValueError, match="unknown protocol version '1999-01-01'"):
+        ServerSession([Echo1125()], name="n", version="v", versions=["1999-01-01"])
+
+
+def test_adapted_revisions_are_built_when_first_looked_up() -> None:
+    served = ServerSession(
+        [Echo1125(), Echo2026()],
+        name="n",
+        version="v",
+        versions=["2024-11-05", "2025-11-25", MODERN, "draft"],
+    )
+    built = vars(served.revisions)["_built"]
+    assert set(built) == {"2025-11-25", MODERN}
+    assert len(served.revisions) == 4
+    assert served.legacy_versions == ("2024-11-05", "2025-11-25")
+    assert served.modern_versions == (MODERN, "draft")
+    with pytest.raises(KeyError):
+        served.revisions["2025-06-18"]  # not served, so never built
+    oldest = served.revisions["2024-11-05"]
+    assert oldest.package is v2024_11_05 and oldest.written_for is v2025_11_25
+    assert served.revisions["2024-11-05"] is oldest
+    served.prepare()
+    assert set(built) == {"2024-11-05", "2025-11-25", MODERN, "draft"}
+    assert served.revisions["draft"].written_for is v2026_07_28
+
+
+def test_a_fresh_server_imports_only_its_handlers_revisions() -> None:
+    """Start-up cost: the other revisions wait for a client that speaks them."""
+    program = """
+import sys
+from mcp_codegen_runtime.session import ServerSession
+from mcp_codegen_types import v2025_11_25
+class Tools(v2025_11_25.ServerHandlers):
+    async def tools_list(self, params):
+        return v2025_11_25.ListToolsResult(tools=[])
+served = ServerSession(
+    [Tools()], name="n", version="v", versions=["2024-11-05", "2025-11-25"]
+)
+served.initialize_result("2025-11-25")
+loaded = sorted(m for m in sys.modules if m.startswith("mcp_codegen_types.v"))
+before = {m.split(".")[1] for m in loaded}
+served.initialize_result("2024-11-05")
+after = {m.split(".")[1] for m in sys.modules if m.startswith("mcp_codegen_types.v")}
+print(sorted(before), sorted(after))
+"""
+    found = subprocess.run(
+        [sys.executable, "-c", program],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=60,
+    ).stdout.split("] [")
+    before, after = found[0], found[1]
+    assert "v2024_11_05" not in before and "v2026_07_28" not in before
+    assert "v2025_11_25" in before and "v2024_11_05" in after
 
 
 class Everything1125(v2025_11_25.ServerHandlers):
