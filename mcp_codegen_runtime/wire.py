@@ -167,11 +167,13 @@ def _dec_hook(tp: Any, obj: Any) -> Any:
                 reason, deeper = noted.groups()
                 inner += deeper
             raise ValueError(f"{reason} (at `${inner}` inside)") from None
+    if tp is _Never:
+        raise ValueError("not a known tag")
     raise NotImplementedError(f"cannot decode {tp!r}")
 
 
-_decoders: dict[Any, tuple[msgspec.json.Decoder[Any], bool]] = {}
-"""Per type: its decoder, and whether a tag guard member may come out of it."""
+_decoders: dict[Any, msgspec.json.Decoder[Any]] = {}
+"""Per type: its decoder (tagged Structs behind their tag guard)."""
 _encoder = msgspec.json.Encoder()
 
 
@@ -182,21 +184,18 @@ def decode(data: bytes | str, type: type[T] | Any) -> T:
         ValidationError: the message does not fit `type`; the text says where and why.
         msgspec.DecodeError: the input is not JSON.
     """
-    entry = _decoders.get(type)
-    if entry is None:
-        target = _require_tag(type)
-        decoder = msgspec.json.Decoder(target, dec_hook=_dec_hook)
-        entry = _decoders[type] = (decoder, target is not type)
-    decoder, guarded = entry
+    # The hot path of every message: one dict lookup and msgspec's decode.
+    decoder = _decoders.get(type)
+    if decoder is None:
+        decoder = _decoders[type] = msgspec.json.Decoder(
+            _require_tag(type), dec_hook=_dec_hook
+        )
     try:
-        value: T = decoder.decode(data)
+        return decoder.decode(data)  # type: ignore[no-any-return]
     except ValidationError as exc:
         if _UNKNOWN_FIELD not in str(exc):
             raise
-        value = _convert(msgspec.json.decode(data), type, allow_extra=True)
-    if guarded and value.__class__ in _guard_classes:
-        _reject_guard(value)
-    return value
+    return typing.cast("T", _convert(msgspec.json.decode(data), type, allow_extra=True))
 
 
 def convert(obj: Any, type: type[T] | Any) -> T:
@@ -298,10 +297,7 @@ def _with_extras(obj: Any) -> Any:
 def _convert(obj: Any, tp: Any, *, allow_extra: bool) -> Any:
     """Convert `obj` to `tp`; unknown keys are kept when `allow_extra`."""
     try:
-        value = msgspec.convert(obj, _require_tag(tp), dec_hook=_dec_hook)
-        if value.__class__ in _guard_classes:
-            _reject_guard(value)
-        return value
+        return msgspec.convert(obj, _require_tag(tp), dec_hook=_dec_hook)
     except ValidationError as exc:
         if not allow_extra or _UNKNOWN_FIELD not in str(exc):
             raise
@@ -336,21 +332,16 @@ def _with_tag_guard(tp: Any) -> Any:
         return tp
     guard = msgspec.defstruct(
         f"{tp.__name__}TagGuard",
-        [],
+        [("never", _Never)],
         tag_field=config.tag_field,
         tag="\x00 never a tag" if isinstance(config.tag, str) else -(2**62),
     )
-    _guard_classes.add(guard)
     return typing.Union[tp, guard]  # noqa: UP007 - built at run time
 
 
-_guard_classes: set[type] = set()
-"""Guard members: a value decoded as one had a wrong tag, and is refused."""
-
-
-def _reject_guard(value: Any) -> typing.NoReturn:
-    config = value.__struct_config__
-    raise ValidationError(f"Invalid value {config.tag!r} - at `$.{config.tag_field}`")
+class _Never:
+    """The type of the guard's one required field: no JSON value decodes to it
+    (`_dec_hook` refuses it), so no message ever comes out as a guard."""
 
 
 def _convert_parts(obj: Any, tp: Any, allow_extra: bool) -> Any:

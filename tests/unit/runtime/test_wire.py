@@ -158,6 +158,23 @@ def test_tagged_union_errors_name_the_bad_tag() -> None:
         decode(b'{"content": [{"type": "video"}]}', Envelope)
 
 
+@pytest.mark.parametrize(
+    "message",
+    [
+        {"text": "a"},  # no tag: the schema requires it
+        {"type": "image", "text": "a"},  # another member's tag
+        {"type": "\x00 never a tag"},  # the guard's own tag
+        {"type": "\x00 never a tag", "never": 1},
+    ],
+)
+def test_a_tagged_struct_on_its_own_requires_its_tag(message: dict[str, Any]) -> None:
+    raw = json.dumps(message).encode()
+    with pytest.raises(msgspec.ValidationError, match="type|never"):
+        decode(raw, Text)
+    with pytest.raises(msgspec.ValidationError):
+        convert({**message, "extra": 1}, Text)
+
+
 def test_invalid_json_is_a_decode_error() -> None:
     with pytest.raises(msgspec.DecodeError):
         decode(b'{"content": [', Envelope)
