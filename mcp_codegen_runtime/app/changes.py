@@ -212,13 +212,15 @@ class AppConnection(ServerConnection):
     def __init__(self, session: AppSession) -> None:
         super().__init__(session)
         self.feed = session.feed
+        self._remembered = False
 
     async def __call__(self, method: str, params: bytes | None) -> bytes | None:
         result = await super().__call__(method, params)
-        if self.era == "legacy":
+        if not self._remembered and self.era == "legacy":
             request = request_in_progress()
             if request is not None:
                 self.feed.remember(request.connection)
+                self._remembered = True
         return result
 
 

@@ -178,12 +178,10 @@ class ToolSpec:
     def bind(self, arguments: Mapping[str, Any] | None) -> dict[str, Any] | str:
         """The keyword arguments of a call, or the reason they do not fit."""
         try:
-            parsed = msgspec.convert(dict(arguments or {}), self.arguments)
+            parsed = msgspec.convert(arguments or {}, self.arguments)
         except msgspec.ValidationError as exc:
             return f"Invalid arguments for tool {self.name}: {exc}"
-        return {
-            name: getattr(parsed, name) for name in self.arguments.__struct_fields__
-        }
+        return msgspec.structs.asdict(parsed)
 
     def result(self, value: Any) -> dict[str, Any]:
         """The `CallToolResult` builtins of what the function returned.
