@@ -1,14 +1,20 @@
 """Round trips of `tools/call echo` over Streamable HTTP: ours against the official
 SDKs.
 
-Four servers, each spawned directly (no wrapper shell, so the child's pid is
+Five servers, each spawned directly (no wrapper shell, so the child's pid is
 the server's: node's for the TypeScript SDK, python's for the uvicorn ones) on
 a free loopback port, all in one run:
 
-- `ours`: `programs/codegen_http_server.py PORT`, `serve_http` (uvicorn) of the
-  dual-era echo session of `programs/codegen_echo_server.py`, run with the
-  project's python; it answers JSON (the handler sends nothing before its
-  result);
+- `ours`: the server a user gets from `mcp-codegen new`, generated from
+  `templates/scaffold/` for the run (`scaffold_server.py`) and run as its
+  README says, `python -m scaffold_echo --http --port PORT` (the `App` API,
+  `app.run("http")`: `serve_http`, uvicorn; its `echo(message: str) -> str`
+  tool), with the project's python and the project folder on `PYTHONPATH`; it
+  answers JSON (the handler sends nothing before its result);
+- `ours (ServerSession)`: `programs/codegen_http_server.py PORT`, `serve_http`
+  of the hand-written dual-era echo session of
+  `programs/codegen_echo_server.py` (no `App` layer), run with the project's
+  python; it answers JSON too;
 - `TypeScript SDK`: `tests/peers/programs/ts_sdk_http_server.mjs PORT`
   (`@modelcontextprotocol/sdk`, node's `http` server), answering every POST
   with an SSE stream, its default;
@@ -17,11 +23,13 @@ a free loopback port, all in one run:
 - `Python SDK`: `tests/peers/programs/python_sdk_http_server.py PORT` (PyPI
   `mcp`, uvicorn), run with the peer venv's python, answering SSE streams.
 
-Every server is waited for until it prints `ready PORT`. Then `CONCURRENCY`
-clients each open one keep-alive connection and make the legacy handshake
-themselves (POST `initialize` 2025-11-25, which must answer an
-`Mcp-Session-Id`; POST `notifications/initialized`, which must answer 202), so
-each has its own session. After a warm-up, two timed modes:
+Every server is waited for until it prints `ready PORT`, but the scaffold's,
+which prints nothing: it is waited for until its port accepts a connection
+(polled every 10 ms). Then `CONCURRENCY` clients each open one keep-alive
+connection and make the legacy handshake themselves (POST `initialize`
+2025-11-25, which must answer an `Mcp-Session-Id`; POST
+`notifications/initialized`, which must answer 202), so each has its own
+session. After a warm-up, two timed modes:
 
 - sequential: one client, one call at a time; p50/p99 latency (µs), a latency
   being the time from sending a request to having parsed its whole response,
@@ -33,7 +41,8 @@ A connection the server closed while idle (keep-alive timeouts: 5 s in uvicorn
 and node) is reopened before the next mode, untimed; its session goes on.
 Calls carry `Mcp-Session-Id` and `MCP-Protocol-Version: 2025-11-25`. Every
 response is validated (status 200, the id of the request, a result echoing the
-message as one text block, none lost), so a broken server cannot post a figure.
+message as one text block, with or without `structuredContent` `{"result":
+message}`, none lost), so a broken server cannot post a figure.
 Also measured: the server's CPU time per call in each mode (utime + stime of
 /proc/<pid>/stat, all its threads, read before and after the mode) and its peak
 RSS (VmHWM, read before the server is terminated). Rounds alternate the servers
@@ -89,7 +98,6 @@ from ._common import (
     compare,
     comparison_rows,
     cpu_ticks,
-    echo_problem,
     figures_tail,
     initialize_body,
     initialize_problem,
@@ -106,6 +114,7 @@ from ._common import (
     version_lines,
 )
 from .peers import node_executable
+from .scaffold_server import echo_problem, env as scaffold_env, http_argv, prepare
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -135,10 +144,20 @@ PROGRAMS = REPO / "benchmarks" / "programs"
 PEER_PROGRAMS = REPO / "tests" / "peers" / "programs"
 
 OURS = "ours"
+SESSION = "ours (ServerSession)"
 TS_SDK = "TypeScript SDK"
 TS_JSON = "TypeScript SDK (JSON)"
 PY_SDK = "Python SDK"
-CONTENDERS = (OURS, TS_SDK, TS_JSON, PY_SDK)
+CONTENDERS = (OURS, SESSION, TS_SDK, TS_JSON, PY_SDK)
+
+SHORT = {SESSION: "ServerSession", TS_SDK: "TS", TS_JSON: "TS-JSON", PY_SDK: "PySDK"}
+"""The other contenders' names in the ratio columns' headers."""
+
+SILENT = frozenset({OURS})
+"""Servers that print no ready line: up once their port accepts a connection."""
+
+POLL_S = 0.01
+"""Seconds between two connection attempts to a `SILENT` server starting up."""
 
 TARGETS = {f"ours/{TS_SDK} req/s": 1.0}
 """Throughput ratios ours/other (both modes), at least."""
@@ -232,7 +251,7 @@ def _dechunk(
     data: bytes, pos: int, status: int, headers: dict[bytes, bytes]
 ) -> tuple[Response, int] | None:
     """A chunked body from `pos` on (see `parse_response`)."""
-    chunks = []
+    chunks: list[bytes] = []
     while True:
         eol = data.find(b"\r\n", pos)
         if eol < 0:
@@ -408,10 +427,7 @@ class HttpClient:
         expected = self._ids[self.sent - 1]
         if reply.id != expected:
             raise self._fail(f"answer to {reply.id!r}, expected {expected}")
-        try:
-            problem = echo_problem(reply)
-        except ValueError as exc:
-            problem = f"not a tools/call result ({exc}): {reply.result!r}"
+        problem = echo_problem(reply)
         if problem:
             raise self._fail(problem)
 
@@ -500,10 +516,27 @@ class Server:
             cwd=REPO,
         )
         try:
-            self._wait_ready(ready_timeout)
+            if contender.name in SILENT:
+                self._wait_listening(ready_timeout)
+            else:
+                self._wait_ready(ready_timeout)
         except BaseException:
             self.close()
             raise
+
+    def _wait_listening(self, timeout: float) -> None:
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                with socket.create_connection((HOST, self.port), timeout=1.0):
+                    return
+            except OSError:
+                pass
+            if self.proc.poll() is not None:
+                raise self.failure(f"exited before listening: {self.proc.returncode}")
+            if time.monotonic() > deadline:
+                raise self.failure(f"not listening within {timeout:g} s")
+            time.sleep(POLL_S)
 
     def _wait_ready(self, timeout: float) -> None:
         assert self.proc.stdout is not None
@@ -598,13 +631,16 @@ def measure(
 
 
 def contenders(peer_python: Path, node_project: Path) -> list[Contender]:
-    """The four servers, in `CONTENDERS` order."""
+    """The five servers, in `CONTENDERS` order (the scaffold generated and our
+    sources byte-compiled first: `scaffold_server.prepare`)."""
+    project = prepare(peer_python)
     env = dict(os.environ)
     node_env = {**env, "MCP_PEERS_NODE_DIR": str(node_project)}
     node = [str(node_executable()), str(PEER_PROGRAMS / "ts_sdk_http_server.mjs")]
     return [
+        Contender(OURS, http_argv(PORT), scaffold_env(project)),
         Contender(
-            OURS,
+            SESSION,
             [project_python(), str(PROGRAMS / "codegen_http_server.py"), PORT],
             env,
         ),
@@ -678,7 +714,7 @@ def _capped(figures: dict[str, Any]) -> list[str]:
 def report(figures: dict[str, Any]) -> str:
     """The table of every figure, servers as columns, then the targets."""
     rows = comparison_rows(figures, CONTENDERS, METRICS)
-    headers = ["metric", *CONTENDERS, "ours/TS", "ours/TS-JSON", "ours/PySDK"]
+    headers = ["metric", *CONTENDERS, *(f"ours/{SHORT[o]}" for o in CONTENDERS[1:])]
     entries = figures["contenders"]
     client_cpu = "; ".join(
         f"{name} "

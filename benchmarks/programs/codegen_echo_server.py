@@ -1,4 +1,6 @@
-"""A stdio MCP echo server built on our runtime, for the stdio benchmark.
+"""A stdio MCP echo server built on our runtime, for the stdio benchmark's
+`ours (ServerSession)` row: the runtime without the `App` layer the scaffold
+server (row `ours`) is built on.
 
 One tool, `echo` with input `{message: string}`, answering the message as one
 text content block. Dual era: a `ServerSession` serving 2025-11-25 (the

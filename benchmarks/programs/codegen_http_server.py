@@ -1,4 +1,6 @@
-"""A Streamable HTTP MCP echo server built on our runtime, for the HTTP benchmark.
+"""A Streamable HTTP MCP echo server built on our runtime, for the HTTP
+benchmark's `ours (ServerSession)` row (the scaffold server, without this
+program, is its `ours` row).
 
 The same dual-era echo session as `codegen_echo_server.py` (its `session()`),
 served by `serve_http` (uvicorn) at http://127.0.0.1:PORT/mcp under the

@@ -1,9 +1,11 @@
 """Smoke test of the HTTP benchmark: it runs with tiny counts, reports every figure.
 
 No timing is asserted: only the report's shape, the load client's HTTP parsing,
-and that it refuses a server answering something other than the echo. Spawns
-the four servers once (about 5 s, most of it the Python SDK's start-up);
-installs the peers `.cache/peers/` on first use (cached afterwards).
+that it refuses a server answering something other than the echo, and that a
+server printing no ready line (the scaffold's) is waited for by connecting.
+Generates the scaffold into `.cache/benchmarks/scaffold/`, spawns the five
+servers once (about 6 s, most of it the Python SDK's start-up); installs the
+peers `.cache/peers/` on first use (cached afterwards).
 """
 
 from __future__ import annotations
@@ -51,6 +53,12 @@ class Handler(http.server.BaseHTTPRequestHandler):
 server = http.server.ThreadingHTTPServer(("127.0.0.1", int(sys.argv[1])), Handler)
 print("ready", sys.argv[1], flush=True)
 server.serve_forever()
+"""
+
+LISTENS_SILENTLY = """
+import socket, sys, time
+server = socket.create_server(("127.0.0.1", int(sys.argv[1])))
+time.sleep(60)
 """
 
 
@@ -134,6 +142,8 @@ def test_report_shape(figures: dict[str, Any]) -> None:
     assert figures["rounds"] == SIZES.rounds
     assert figures["sequential_calls"] == SIZES.sequential
     assert figures["concurrent_calls"] == SIZES.concurrent
+    ours = figures["contenders"][http.OURS]["argv"]
+    assert ours[-5:] == ["-m", "scaffold_echo", "--http", "--port", ours[-1]]
     assert figures["versions"]["mcp (Python SDK)"] == "2.3.0"
     assert figures["versions"]["@modelcontextprotocol/sdk"] == "1.32.2"
     assert json.loads(json.dumps(figures)) == figures
@@ -157,3 +167,20 @@ def test_a_server_that_never_gets_ready_is_refused() -> None:
     mute = http.Contender("mute", [sys.executable, "-c", "print('hello')"], {})
     with pytest.raises(http.ServerFailedError, match="not the ready line"):
         http.measure(mute, SIZES)
+
+
+def test_a_silent_server_is_up_once_it_listens() -> None:
+    quiet = http.Contender(
+        http.OURS, [sys.executable, "-c", LISTENS_SILENTLY, http.PORT], {}
+    )
+    server = http.Server(quiet)
+    try:
+        assert server.proc.poll() is None
+    finally:
+        server.close()
+
+
+def test_a_silent_server_that_exits_is_refused() -> None:
+    gone = http.Contender(http.OURS, [sys.executable, "-c", "pass"], {})
+    with pytest.raises(http.ServerFailedError, match="exited before listening"):
+        http.Server(gone)
