@@ -32,12 +32,22 @@ CHOICES = (
     "types",
     "stdio",
     "http",
+    "scaling",
     "all",
 )
 
 
 def _runners() -> dict[str, Callable[..., dict[str, Any]]]:
-    from . import dispatch, generation, http, import_time, stdio, types, yardstick
+    from . import (
+        dispatch,
+        generation,
+        http,
+        import_time,
+        scaling,
+        stdio,
+        types,
+        yardstick,
+    )
 
     return {
         "dispatch": dispatch.run,
@@ -47,6 +57,7 @@ def _runners() -> dict[str, Callable[..., dict[str, Any]]]:
         "generation": generation.run,
         "stdio": stdio.run,
         "http": http.run,
+        "scaling": scaling.run,
     }
 
 

@@ -2,7 +2,7 @@
 
 No timing is asserted, only that each benchmark produces its figures and the
 yardstick counts: ours decodes and re-encodes every example, datamodel-codegen
-does not. Runs `python -m benchmarks all --quick` once (in process), about 20 s;
+does not. Runs `python -m benchmarks all --quick` once (in process), about 60 s;
 installs the peer venv `.cache/peers/venv` on first use (cached afterwards).
 """
 
@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from benchmarks import scaling
 from benchmarks.__main__ import main
 from benchmarks.types import CASES, CONTENDERS, DIRECTIONS, HAND, OURS, UNTYPED
 from benchmarks.yardstick import exact_equal
@@ -56,6 +57,7 @@ def test_json_file_holds_every_figure(quick_run: tuple[dict[str, Any], Path]) ->
         "types",
         "stdio",
         "http",
+        "scaling",
     }
     assert results["meta"]["quick"] is True
 
@@ -117,3 +119,29 @@ def test_dispatch_benchmark_runs() -> None:
         "dispatch (decode + no-op handler + encode)",
         "msgspec.json.decode (untyped)",
     }
+
+
+def test_scaling_figures_fill_every_cell(
+    quick_run: tuple[dict[str, Any], Path],
+) -> None:
+    figures = quick_run[0]["scaling"]
+    assert set(figures) == {"versions", *scaling.DIMENSIONS}
+    assert figures["versions"]["mcp (Python SDK)"] == "2.3.0"
+    assert figures["versions"]["@modelcontextprotocol/sdk"] == "1.32.2"
+    pairs = {f"ours/{other}" for other in scaling.CONTENDERS[1:]}
+    for name, (cells, metrics) in scaling.DIMENSIONS.items():
+        dimension = figures[name]
+        assert dimension["rounds"] == scaling.QUICK.rounds
+        assert set(dimension["argv"]) == set(scaling.CONTENDERS)
+        assert list(dimension["cells"]) == [str(c) for c in cells]
+        for cell in dimension["cells"].values():
+            assert set(cell["contenders"]) == set(scaling.CONTENDERS)
+            for entry in cell["contenders"].values():
+                assert set(entry) == {*metrics, scaling.CALLS_MADE}
+                for stat in entry.values():
+                    assert len(stat["samples"]) == scaling.QUICK.rounds
+                    assert 0 < stat["min"] <= stat["median"] <= stat["max"]
+            assert set(cell["ratios"]) == pairs
+            for ratios in cell["ratios"].values():
+                assert set(ratios) == set(metrics)
+                assert all(value > 0 for value in ratios.values())
