@@ -4,8 +4,10 @@ Generated types are msgspec Structs that forbid unknown fields, so that the
 common case (no unknown keys) is one msgspec decode at full speed. When a
 message does carry keys the schema does not name, JSON Schema still accepts
 it (objects are open unless `additionalProperties: false`), so `decode` falls
-back to a slower path that converts the message piece by piece and keeps the
-unknown keys on the object (`extra(obj)`); `encode` writes them back.
+back to a slower path that sets the unknown keys aside object by object, keeps
+them on the object (`extra(obj)`) and leaves the rest to msgspec; `encode`
+writes them back. A message that does not fit is converted again piece by
+piece, for an error that says where and why.
 
 Unions without a discriminator (`TextResourceContents | BlobResourceContents`)
 cannot be decoded by msgspec directly. Generated code declares them with
@@ -16,7 +18,9 @@ first. Recursive aliases (`JSONValue`) are declared with `recursive_alias`.
 
 from __future__ import annotations
 
+import contextvars
 import functools
+import operator
 import re
 import sys
 import types
@@ -113,7 +117,7 @@ class _StructuralUnion(_Marker):
                 errors.append(f"{_type_name(member)}: {exc}")
         for member in cls.members():
             try:
-                return _convert(obj, member, allow_extra=True)
+                return _convert_open(obj, member)
             except ValidationError:
                 pass
         raise ValidationError(
@@ -125,7 +129,7 @@ class _RecursiveAlias(_Marker):
     @classmethod
     def resolve(cls, obj: Any) -> Any:
         (target,) = cls.members()
-        return _convert(obj, target, allow_extra=True)
+        return _convert_open(obj, target)
 
 
 def marker_members(tp: Any) -> tuple[Any, ...] | None:
@@ -195,7 +199,8 @@ def decode(data: bytes | str, type: type[T] | Any) -> T:
     except ValidationError as exc:
         if _UNKNOWN_FIELD not in str(exc):
             raise
-    return typing.cast("T", _convert(msgspec.json.decode(data), type, allow_extra=True))
+    builtins = msgspec.json.decode(data)
+    return typing.cast("T", _with_unknown_keys(builtins, type, tried_whole=False))
 
 
 def convert(obj: Any, type: type[T] | Any) -> T:
@@ -204,7 +209,7 @@ def convert(obj: Any, type: type[T] | Any) -> T:
     Raises:
         ValidationError: the value does not fit `type`.
     """
-    return typing.cast("T", _convert(obj, type, allow_extra=True))
+    return typing.cast("T", _convert_open(obj, type))
 
 
 def encode(obj: Any) -> bytes:
@@ -243,55 +248,140 @@ def with_extra(obj: OpenStruct, properties: dict[str, Any]) -> OpenStruct:
     return obj
 
 
+class _Token:
+    """Held by each object a conversion gave unknown keys, so that the token
+    lives as long as any of them does."""
+
+    __slots__ = ("__weakref__",)
+
+
 class _LiveExtras:
-    """Counts live objects carrying unknown keys; at zero `encode` skips the search."""
+    """Counts live tokens; at zero no object carries unknown keys and `encode`
+    skips the search."""
 
-    count = 0
+    def __init__(self) -> None:
+        self.refs: set[weakref.ref[_Token]] = set()
 
-    @classmethod
-    def released(cls) -> None:
-        cls.count -= 1
+    @property
+    def count(self) -> int:
+        return len(self.refs)
+
+    def token(self) -> _Token:
+        token = _Token()
+        self.refs.add(weakref.ref(token, self.refs.discard))
+        return token
 
 
-_live_extras = _LiveExtras
+_live_extras = _LiveExtras()
+_TOKEN_ATTR = "_mcp_token"
 
 
 def _attach(obj: msgspec.Struct, properties: dict[str, Any]) -> None:
-    if not properties:
-        return
-    if _EXTRA_ATTR not in obj.__dict__:
-        _live_extras.count += 1
-        weakref.finalize(obj, _LiveExtras.released)
-    setattr(obj, _EXTRA_ATTR, properties)
+    if properties:
+        state = vars(obj)
+        state[_EXTRA_ATTR] = properties
+        if _TOKEN_ATTR not in state:
+            state[_TOKEN_ATTR] = _live_extras.token()
 
 
 def _with_extras(obj: Any) -> Any:
+    """`obj` with the unknown keys its Structs keep written in.
+
+    A Struct with some becomes a dict; one holding such a Struct, a copy that
+    holds the dict. Values without any are returned as they are.
+    """
     if isinstance(obj, msgspec.Struct):
-        out: dict[str, Any] = {}
-        config = obj.__struct_config__
-        if config.tag_field is not None:
-            out[config.tag_field] = config.tag
-        for attr, wire in zip(
-            obj.__struct_fields__, obj.__struct_encode_fields__, strict=True
-        ):
-            value = getattr(obj, attr)
-            if value is not UNSET:
-                out[wire] = _with_extras(value)
-        extras = getattr(obj, "__dict__", {}).get(_EXTRA_ATTR)
-        if extras:
-            for key, value in extras.items():
-                out.setdefault(key, value)
-        return out
+        return _struct_with_extras(obj)
     if isinstance(obj, (list, tuple)):
         items: list[Any] | tuple[Any, ...] = typing.cast("Any", obj)
-        return [_with_extras(item) for item in items]
+        expanded = [
+            (
+                _struct_with_extras(item)
+                if isinstance(item, msgspec.Struct)
+                else _with_extras(item)
+            )
+            for item in items
+        ]
+        return expanded if any(map(operator.is_not, expanded, items)) else items
     if isinstance(obj, dict):
         mapping: dict[str, Any] = typing.cast("Any", obj)
-        return {key: _with_extras(value) for key, value in mapping.items()}
+        values = [_with_extras(value) for value in mapping.values()]
+        if any(map(operator.is_not, values, mapping.values())):
+            return dict(zip(mapping, values, strict=True))
+        return mapping
     return obj
 
 
-# --- the slow path: conversion piece by piece ---------------------------------
+def _struct_with_extras(obj: msgspec.Struct) -> Any:
+    layout = _layouts.get(type(obj)) or _layout(type(obj))
+    changed: dict[str, Any] = {}
+    for attr in layout.nested:
+        value = getattr(obj, attr)
+        if value is not UNSET:
+            expanded = (
+                _struct_with_extras(value)
+                if isinstance(value, msgspec.Struct)
+                else _with_extras(value)
+            )
+            if expanded is not value:
+                changed[attr] = expanded
+    state: dict[str, Any] = getattr(obj, "__dict__", _NO_STATE)
+    extras: dict[str, Any] | None = state.get(_EXTRA_ATTR)
+    if not extras:
+        if not changed:
+            return obj
+        if layout.replaceable:
+            # msgspec encodes whatever a field holds: a copy with the expanded
+            # values in place is cheaper than a dict.
+            return msgspec.structs.replace(obj, **changed)
+    out: dict[str, Any] = {}
+    if layout.tag_field is not None:
+        out[layout.tag_field] = layout.tag
+    for attr, wire in layout.fields:
+        value = changed.get(attr, getattr(obj, attr))
+        if value is not UNSET:
+            out[wire] = value
+    if extras:
+        for key, value in extras.items():
+            out.setdefault(key, value)
+    return out
+
+
+_NO_STATE: dict[str, Any] = {}
+
+
+class _Layout:
+    """The fields of a Struct class, and those whose values may hold a Struct."""
+
+    def __init__(self, struct: type[msgspec.Struct]) -> None:
+        config = struct.__struct_config__
+        self.tag_field = config.tag_field
+        self.tag = config.tag
+        self.fields = tuple(
+            zip(struct.__struct_fields__, struct.__struct_encode_fields__, strict=True)
+        )
+        self.replaceable = not hasattr(struct, "__post_init__")
+        # A field whose declared type names no Struct (`str`, `list[str]`,
+        # `dict[str, Any]`) is skipped: decode and convert never put a Struct
+        # in such a place, `Any` included, so no unknown keys can be inside.
+        try:
+            types = struct_fields(struct)
+            self.nested = tuple(
+                attr for attr, wire in self.fields if _fitter(types[wire]) is not None
+            )
+        except Exception:  # hints that do not resolve: look into every field
+            self.nested = struct.__struct_fields__
+
+
+_layouts: dict[type[msgspec.Struct], _Layout] = {}
+
+
+def _layout(struct: type[msgspec.Struct]) -> _Layout:
+    layout = _layouts[struct] = _Layout(struct)
+    return layout
+
+
+# --- the slow path: values with unknown keys ----------------------------------
 
 
 def _convert(obj: Any, tp: Any, *, allow_extra: bool) -> Any:
@@ -304,6 +394,48 @@ def _convert(obj: Any, tp: Any, *, allow_extra: bool) -> Any:
     except TypeError:
         pass  # a union holding a marker type: msgspec cannot take it whole
     return _convert_parts(obj, tp, allow_extra)
+
+
+def _convert_open(obj: Any, tp: Any) -> Any:
+    """`_convert(obj, tp, allow_extra=True)`, faster when there are unknown keys."""
+    try:
+        return msgspec.convert(obj, _require_tag(tp), dec_hook=_dec_hook)
+    except ValidationError as exc:
+        if _UNKNOWN_FIELD not in str(exc):
+            raise
+    except TypeError:
+        pass  # a union holding a marker type: msgspec cannot take it whole
+    return _with_unknown_keys(obj, tp, tried_whole=True)
+
+
+def _with_unknown_keys(obj: Any, tp: Any, *, tried_whole: bool) -> Any:
+    """Convert a value that has unknown keys somewhere, keeping them.
+
+    First in one pass that sets the unknown keys aside and leaves the rest to
+    msgspec, one call per object (`_fitter`). That pass only has to be right
+    for values that fit; when anything does not, the value is converted again
+    the careful way, piece by piece, whose errors say exactly where and why.
+    `tried_whole`: msgspec has already refused `obj` as a whole.
+    """
+    if not _in_careful_pass.get():
+        try:
+            fit = _fitter(tp)
+            fitted = obj if fit is None else fit(obj, _live_extras.token())
+            return msgspec.convert(fitted, _require_tag(tp), dec_hook=_dec_hook)
+        except (ValidationError, TypeError):
+            pass
+    # Values inside go the careful way at once: trying a fit again at each
+    # structural union below would multiply the work with their depth.
+    reset = _in_careful_pass.set(True)
+    try:
+        if tried_whole:
+            return _convert_parts(obj, tp, True)
+        return _convert(obj, tp, allow_extra=True)
+    finally:
+        _in_careful_pass.reset(reset)
+
+
+_in_careful_pass = contextvars.ContextVar("_in_careful_pass", default=False)
 
 
 _tag_guards: dict[Any, Any] = {}
@@ -447,17 +579,31 @@ class _StructPlan:
         self.fields = struct_fields(struct)
         self.tag_field = config.tag_field
         self.open = issubclass(struct, OpenStruct)
+        self.names = frozenset(self.fields).union(
+            () if config.tag_field is None else (config.tag_field,)
+        )
+        self.fitters = {
+            wire: fit
+            for wire, field_type in self.fields.items()
+            if (fit := _fitter(field_type)) is not None
+        }
+        self.hooked = any(map(_names_marker, self.fields.values()))
 
 
 _plans: dict[type[msgspec.Struct], _StructPlan] = {}
 
 
-def _convert_struct(
-    obj: dict[str, Any], struct: type[msgspec.Struct], allow_extra: bool
-) -> Any:
+def _plan(struct: type[msgspec.Struct]) -> _StructPlan:
     plan = _plans.get(struct)
     if plan is None:
         plan = _plans[struct] = _StructPlan(struct)
+    return plan
+
+
+def _convert_struct(
+    obj: dict[str, Any], struct: type[msgspec.Struct], allow_extra: bool
+) -> Any:
+    plan = _plan(struct)
     known: dict[str, Any] = {}
     extras: dict[str, Any] = {}
     for key, value in obj.items():
@@ -476,6 +622,153 @@ def _convert_struct(
         raise ValidationError(f"Object missing required field `{plan.tag_field}`")
     result = msgspec.convert(known, struct, dec_hook=_dec_hook)
     _attach(result, extras)
+    return result
+
+
+_Fit = typing.Callable[[Any, _Token], Any]
+"""Converts the Structs in a value of some type, giving those with unknown keys
+the token; leaves the rest as it is, for `msgspec.convert` to check after."""
+
+_fitters: dict[Any, _Fit | None] = {}
+
+
+def _fitter(tp: Any) -> _Fit | None:
+    """The fit for values of `tp`; None when no value of `tp` holds a Struct."""
+    # Unions equal but for the order of their members (which the careful path
+    # follows) are told apart by their text.
+    key = tp if isinstance(tp, type) else (tp, repr(tp))
+    try:
+        return _fitters[key]
+    except KeyError:
+        fit = _fitters[key] = _make_fitter(tp)
+        return fit
+    except TypeError:  # an unhashable type expression
+        return functools.partial(_fit_carefully, tp)
+
+
+def _make_fitter(tp: Any) -> _Fit | None:
+    origin = typing.get_origin(tp)
+    args = typing.get_args(tp)
+    if origin is typing.Annotated:
+        return _fitter(args[0])  # msgspec checks the constraints after
+    if origin is typing.Union or origin is types.UnionType:
+        return _union_fitter(tp, args)
+    if origin is list:
+        item = _fitter(args[0])
+        return None if item is None else functools.partial(_fit_list, item)
+    if origin is dict:
+        value = _fitter(args[1])
+        return None if value is None else functools.partial(_fit_dict, value)
+    if origin is typing.Literal or tp is Any or tp is None:
+        return None
+    if origin is None and isinstance(tp, type):
+        if issubclass(tp, _Marker):
+            return functools.partial(_fit_carefully, tp)
+        if issubclass(tp, msgspec.Struct):
+            return functools.partial(_fit_struct, tp)
+        return None
+    if origin is not None and all(_fitter(arg) is None for arg in args):
+        return None
+    return functools.partial(_fit_carefully, tp)
+
+
+def _union_fitter(tp: Any, args: tuple[Any, ...]) -> _Fit | None:
+    """Only an object can have unknown keys, so a union's fit is that of its one
+    member holding Structs, or of the tagged Struct a message's tag names.
+    Other unions holding Structs are converted carefully."""
+    members = [arg for arg in args if arg is not UnsetType and arg is not type(None)]
+    fitters = [_fitter(member) for member in members]
+    if not any(fitters):
+        return None
+    if len(members) == 1:
+        return fitters[0]
+    tagged = _tagged_structs(members)
+    if tagged is None:
+        return functools.partial(_fit_carefully, tp)
+    return functools.partial(_fit_tagged, *tagged)
+
+
+def _tagged_structs(
+    members: list[Any],
+) -> tuple[str, dict[Any, type[msgspec.Struct]]] | None:
+    """The tag field and the members by tag, if `members` are Structs tagged alike."""
+    tag_fields: set[str | None] = set()
+    by_tag: dict[Any, type[msgspec.Struct]] = {}
+    for member in members:
+        if not (isinstance(member, type) and issubclass(member, msgspec.Struct)):
+            return None
+        config = member.__struct_config__
+        tag_fields.add(config.tag_field)
+        by_tag[config.tag] = member
+    if len(tag_fields) != 1 or len(by_tag) != len(members):
+        return None
+    (tag_field,) = tag_fields
+    return None if tag_field is None else (tag_field, by_tag)
+
+
+def _names_marker(tp: Any) -> bool:
+    """Whether `tp` names a marker type, outside any Struct it names."""
+    if isinstance(tp, type):
+        return issubclass(tp, _Marker)
+    return any(map(_names_marker, typing.get_args(tp)))
+
+
+def _fit_carefully(tp: Any, obj: Any, token: _Token) -> Any:
+    return _convert(obj, tp, allow_extra=True)
+
+
+def _fit_list(item: _Fit, obj: Any, token: _Token) -> Any:
+    if not isinstance(obj, list):
+        return obj
+    items: list[Any] = typing.cast("Any", obj)
+    return [item(value, token) for value in items]
+
+
+def _fit_dict(value: _Fit, obj: Any, token: _Token) -> Any:
+    if not isinstance(obj, dict):
+        return obj
+    mapping: dict[str, Any] = typing.cast("Any", obj)
+    return {key: value(item, token) for key, item in mapping.items()}
+
+
+def _fit_tagged(
+    tag_field: str, by_tag: dict[Any, type[msgspec.Struct]], obj: Any, token: _Token
+) -> Any:
+    if not isinstance(obj, dict):
+        return obj
+    fields: dict[str, Any] = typing.cast("Any", obj)
+    struct = by_tag.get(fields.get(tag_field))
+    return fields if struct is None else _fit_struct(struct, fields, token)
+
+
+def _fit_struct(struct: type[msgspec.Struct], obj: Any, token: _Token) -> Any:
+    """`_convert_struct` for a value that fits: no error messages to care about."""
+    if not isinstance(obj, dict):
+        return obj
+    fields: dict[str, Any] = typing.cast("Any", obj)
+    plan = _plans.get(struct) or _plan(struct)
+    if plan.tag_field is not None and plan.tag_field not in fields:
+        raise ValidationError("missing tag")
+    names, fitters = plan.names, plan.fitters
+    known: dict[str, Any] = {}
+    extras: dict[str, Any] = {}
+    for key, value in fields.items():
+        if key not in names:
+            extras[key] = value
+        elif isinstance(value, (dict, list)) and key in fitters:
+            known[key] = fitters[key](value, token)
+        else:
+            known[key] = value
+    if extras and not plan.open:
+        raise ValidationError(_UNKNOWN_FIELD)
+    if plan.hooked:
+        result = msgspec.convert(known, struct, dec_hook=_dec_hook)
+    else:
+        result = msgspec.convert(known, struct)  # any keyword costs ~0.3 µs
+    if extras:
+        state = vars(result)
+        state[_EXTRA_ATTR] = extras
+        state[_TOKEN_ATTR] = token
     return result
 
 
