@@ -332,13 +332,19 @@ def peer_env() -> dict[str, str]:
 # --- the echo call on the wire -----------------------------------------------------
 
 
-class _Block(msgspec.Struct):
+class TextBlock(msgspec.Struct):
+    """A content block of a `tools/call` result (text ones checked)."""
+
     type: str
     text: str = ""
 
 
-class _CallResult(msgspec.Struct):
-    content: list[_Block]
+class CallResult(msgspec.Struct, rename="camel"):
+    """The members of a `tools/call` result the benchmarks check."""
+
+    content: list[TextBlock]
+    structured_content: Any = None
+    is_error: bool = False
 
 
 class _InitializeResult(msgspec.Struct, rename="camel"):
@@ -357,7 +363,8 @@ class Reply(msgspec.Struct):
 reply_decoder = msgspec.json.Decoder(Reply)
 """Decodes one JSON-RPC message into a `Reply`."""
 
-_call_decoder = msgspec.json.Decoder(_CallResult)
+call_result_decoder = msgspec.json.Decoder(CallResult)
+"""Decodes a `tools/call` result into a `CallResult`."""
 _initialize_decoder = msgspec.json.Decoder(_InitializeResult)
 
 _CALL_PREFIX = b'{"jsonrpc":"2.0","id":'
@@ -407,7 +414,7 @@ def echo_problem(reply: Reply) -> str | None:
     """What is wrong with this answer to `call_body`, if anything (its id aside)."""
     if not reply.result:
         return f"error answer to {reply.id}: {reply.error!r}"
-    content = _call_decoder.decode(reply.result).content
+    content = call_result_decoder.decode(reply.result).content
     if len(content) != 1 or content[0].type != "text":
         return f"not one text block: {content!r}"
     if content[0].text != MESSAGE:

@@ -38,7 +38,15 @@ from typing import Any
 
 import msgspec
 
-from ._common import CACHE, MESSAGE, REPO, Reply, ServerFailedError, project_python
+from ._common import (
+    CACHE,
+    MESSAGE,
+    REPO,
+    Reply,
+    ServerFailedError,
+    call_result_decoder,
+    project_python,
+)
 
 NAME = "scaffold-echo"
 """The project's name (`mcp-codegen new NAME`)."""
@@ -139,18 +147,6 @@ def http_argv(port: str) -> list[str]:
 # --- the echo answer ---------------------------------------------------------------
 
 
-class _Block(msgspec.Struct):
-    type: str
-    text: str = ""
-
-
-class _CallResult(msgspec.Struct, rename="camel"):
-    content: list[_Block]
-    structured_content: Any = None
-    is_error: bool = False
-
-
-_call_decoder = msgspec.json.Decoder(_CallResult)
 _EXPECTED = {"result": MESSAGE}
 """The structured content of a `str` result wrapped as an object."""
 
@@ -163,7 +159,7 @@ def echo_problem(reply: Reply) -> str | None:
     if not reply.result:
         return f"error answer to {reply.id}: {reply.error!r}"
     try:
-        result = _call_decoder.decode(reply.result)
+        result = call_result_decoder.decode(reply.result)
     except msgspec.DecodeError as exc:
         return f"not a tools/call result ({exc}): {bytes(reply.result)[:300]!r}"
     content = result.content

@@ -70,6 +70,7 @@ from ._common import (
     Contender,
     Reply,
     ServerFailedError,
+    call_result_decoder,
     cell,
     compare,
     peer_env,
@@ -241,19 +242,7 @@ class _ToolList(msgspec.Struct, rename="camel"):
     next_cursor: str | None = None
 
 
-class _Block(msgspec.Struct):
-    type: str
-    text: str = ""
-
-
-class _CallResult(msgspec.Struct, rename="camel"):
-    content: list[_Block]
-    structured_content: Any = None
-    is_error: bool = False
-
-
 _list_decoder = msgspec.json.Decoder(_ToolList)
-_call_decoder = msgspec.json.Decoder(_CallResult)
 
 
 def tools_problem(result: bytes, n: int) -> str | None:
@@ -287,7 +276,7 @@ def echo_text_problem(result: bytes, message: str) -> str | None:
     it must hold one text block, the message, and no `structuredContent` or
     `{"result": message}` (the Python SDK's way with a `str` result)."""
     try:
-        answer = _call_decoder.decode(result)
+        answer = call_result_decoder.decode(result)
     except msgspec.DecodeError as exc:
         return f"not a tools/call result: {exc}"
     content = answer.content

@@ -11,7 +11,6 @@ import pytest
 
 from mcp_codegen_runtime import (
     UNSET,
-    ClosedStruct,
     OpenStruct,
     UnsetType,
     convert,
@@ -24,29 +23,13 @@ from mcp_codegen_runtime import (
     wire,
     with_extra,
 )
-
-
-class Text(OpenStruct, kw_only=True, tag_field="type", tag="text"):
-    text: str
-    meta: dict[str, Any] | UnsetType = msgspec.field(default=UNSET, name="_meta")
-
-
-class Image(OpenStruct, kw_only=True, tag_field="type", tag="image"):
-    data: str
-
-
-class Strict(ClosedStruct, kw_only=True):
-    a: int
-
-
-class TextContents(OpenStruct, kw_only=True):
-    uri: str
-    text: str
-
-
-class BlobContents(OpenStruct, kw_only=True):
-    uri: str
-    blob: str
+from tests.unit.runtime.wire_support import (
+    BlobContents,
+    Image,
+    Strict,
+    Text,
+    TextContents,
+)
 
 
 class Base(OpenStruct, kw_only=True):
