@@ -12,6 +12,7 @@ session derives the capabilities from what is registered.
 
 from __future__ import annotations
 
+import typing
 from typing import TYPE_CHECKING, Any
 
 from mcp_codegen_types import v2025_11_25 as legacy, v2026_07_28 as modern
@@ -31,7 +32,12 @@ NO_CACHE = {"cacheScope": "private", "ttlMs": 0}
 
 
 def _arguments(value: Any) -> dict[str, Any] | None:
-    return None if value is UNSET else to_builtins(value)
+    if value is UNSET:
+        return None
+    if type(value) is dict:  # decoded arguments are builtins already
+        return typing.cast("dict[str, Any]", value)
+    built: dict[str, Any] = to_builtins(value)
+    return built
 
 
 def _cursor(params: Any) -> str | None:
@@ -54,6 +60,8 @@ class LegacyHandlers(legacy.ServerHandlers):
         self, params: legacy.CallToolRequestParams
     ) -> legacy.CallToolResult:
         result = await self.app.call_tool(params.name, _arguments(params.arguments))
+        if isinstance(result, str):
+            return legacy.CallToolResult(content=[legacy.TextContent(text=result)])
         return convert(result, legacy.CallToolResult)
 
     async def resources_list(
@@ -128,6 +136,8 @@ class ModernHandlers(modern.ServerHandlers):
         self, params: modern.CallToolRequestParams
     ) -> modern.CallToolResultResponseResult:
         result = await self.app.call_tool(params.name, _arguments(params.arguments))
+        if isinstance(result, str):
+            return modern.CallToolResult(content=[modern.TextContent(text=result)])
         return convert(result, modern.CallToolResult)
 
     async def resources_list(

@@ -15,6 +15,7 @@ from mcp_codegen_runtime.client import ClientSession
 from mcp_codegen_runtime.errors import ErrorCode, RpcError
 from mcp_codegen_runtime.jsonrpc import Connection
 from mcp_codegen_runtime.transports import memory_pair
+from mcp_codegen_runtime.wire import UNSET
 from mcp_codegen_types import v2024_11_05, v2025_11_25, v2026_07_28
 
 LIMIT = 10.0
@@ -123,6 +124,7 @@ async def test_tools_are_listed_and_called_in_every_era(version: str) -> None:
         assert schema["required"] == ["message"]
         echoed = await typed.call_tool(name="echo", arguments={"message": "hi"})
         assert echoed.content[0].text == "hi"  # type: ignore[union-attr]
+        assert len(echoed.content) == 1 and echoed.structured_content is UNSET
         repeated = await typed.call_tool(
             name="repeat", arguments={"message": "ab", "times": 2}
         )
