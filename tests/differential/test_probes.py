@@ -22,7 +22,7 @@ from differential_engine import (
 from mcp_codegen_runtime import convert, decode, to_builtins
 
 GUARD_TAG = "\x00 never a tag"
-"""The tag value of the guard member `mcp_codegen_runtime.wire._with_tag_guard`
+"""The tag value of the guard member `mcp_codegen_runtime._tag_guard._with_tag_guard`
 adds to a standalone tagged struct, to make msgspec check the tag."""
 
 
