@@ -56,14 +56,17 @@ from .errors import (
     RpcError,
 )
 from .jsonrpc import Connection
-from .session import (
-    DISCOVER,
-    INITIALIZE,
-    INITIALIZED,
+from .meta import (
+    ENVELOPE_KEYS,
     META_CLIENT_CAPABILITIES,
     META_CLIENT_INFO,
     META_LOG_LEVEL,
     META_PROTOCOL_VERSION,
+)
+from .session import (
+    DISCOVER,
+    INITIALIZE,
+    INITIALIZED,
     UNSUPPORTED_PROTOCOL_VERSION,
     version_order,
 )
@@ -518,11 +521,6 @@ class ClientSession:
         return await self._dispatcher.dispatch(method, params)
 
 
-_ENVELOPE_KEYS = frozenset(
-    {META_PROTOCOL_VERSION, META_CLIENT_CAPABILITIES, META_CLIENT_INFO, META_LOG_LEVEL}
-)
-
-
 def _without_envelope(body: Any) -> Any:
     """Params minus the modern `_meta` envelope keys (for a legacy server,
     which would take them for a modern request)."""
@@ -534,7 +532,7 @@ def _without_envelope(body: Any) -> Any:
         kept = {
             k: v
             for k, v in typing.cast("dict[str, Any]", meta).items()
-            if k not in _ENVELOPE_KEYS
+            if k not in ENVELOPE_KEYS
         }
         params = {k: v for k, v in params.items() if k != "_meta"}
         if kept:

@@ -83,6 +83,7 @@ __all__ = [
     "RequestTimeoutError",
     "current_request",
     "request_in_progress",
+    "serve_notification",
     "serve_request",
 ]
 
@@ -210,6 +211,22 @@ async def serve_request(
         _current.reset(token)
     raw = Raw(b"{}" if result is None else result)
     return encoder.encode(OutResult(id=request_id, result=raw))
+
+
+async def serve_notification(
+    handler: Handler | None, method: str, params: bytes | None
+) -> None:
+    """Serve one notification: nothing is answered, so failures are logged."""
+    try:
+        if handler is None:
+            raise MethodNotFoundError(method)
+        await handler(method, params)
+    except MethodNotFoundError:
+        logger.debug("no handler for notification %s", method)
+    except RpcError as exc:
+        logger.warning("notification %s rejected: %s", method, exc)
+    except Exception:
+        logger.exception("handler of notification %s failed", method)
 
 
 def current_request() -> RequestContext:
@@ -669,19 +686,7 @@ class Connection:
         return reply
 
     async def _notified(self, method: str, params: bytes | None) -> None:
-        try:
-            await self._call(method, params)
-        except MethodNotFoundError:
-            logger.debug("no handler for notification %s", method)
-        except RpcError as exc:
-            logger.warning("notification %s rejected: %s", method, exc)
-        except Exception:
-            logger.exception("handler of notification %s failed", method)
-
-    async def _call(self, method: str, params: bytes | None) -> bytes | None:
-        if self.handler is None:
-            raise MethodNotFoundError(method)
-        return await self.handler(method, params)
+        await serve_notification(self.handler, method, params)
 
 
 def _asyncio_loop() -> asyncio.AbstractEventLoop | None:

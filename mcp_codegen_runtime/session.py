@@ -82,6 +82,13 @@ from .dispatch import (
 )
 from .errors import ErrorCode, MethodNotFoundError, RpcError
 from .jsonrpc import Connection, current_request
+from .meta import (
+    META_CLIENT_CAPABILITIES,
+    META_CLIENT_INFO,
+    META_LOG_LEVEL,
+    META_PROTOCOL_VERSION,
+    META_SERVER_INFO,
+)
 from .request_state import RequestStateSealer, request_binding
 from .wire import UNSET, convert, encode, marker_members, to_builtins
 
@@ -103,17 +110,6 @@ __all__ = [
     "version_order",
 ]
 
-META_PROTOCOL_VERSION = "io.modelcontextprotocol/protocolVersion"
-"""The `params._meta` key naming a modern request's protocol version."""
-META_CLIENT_CAPABILITIES = "io.modelcontextprotocol/clientCapabilities"
-"""The `params._meta` key holding a modern request's client capabilities."""
-META_CLIENT_INFO = "io.modelcontextprotocol/clientInfo"
-"""The `params._meta` key naming the client of a modern request."""
-META_LOG_LEVEL = "io.modelcontextprotocol/logLevel"
-"""The `params._meta` key naming the least severe log level a modern request
-wants `notifications/message` for."""
-META_SERVER_INFO = "io.modelcontextprotocol/serverInfo"
-"""The `result._meta` key naming the server in modern results."""
 UNSUPPORTED_PROTOCOL_VERSION = -32022
 """The error of a request at a protocol version the server does not serve."""
 

@@ -1,8 +1,9 @@
-"""The few ASGI helpers both HTTP apps write responses with.
+"""The few ASGI helpers both HTTP apps are written with.
 
 `McpHttpApp` (Streamable HTTP) and `LegacySseApp` (HTTP+SSE) speak plain ASGI
 3: a whole response (`respond`) or the head of an SSE stream (`start_sse`),
-whose events they then send as body chunks.
+whose events they then send as body chunks, and the lifespan protocol
+(`serve_lifespan`).
 """
 
 from __future__ import annotations
@@ -12,7 +13,15 @@ from typing import TYPE_CHECKING, Any, TypeAlias
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable, Mapping
 
-__all__ = ["Message", "Receive", "Scope", "Send", "respond", "start_sse"]
+__all__ = [
+    "Message",
+    "Receive",
+    "Scope",
+    "Send",
+    "respond",
+    "serve_lifespan",
+    "start_sse",
+]
 
 Scope: TypeAlias = "dict[str, Any]"
 Message: TypeAlias = "dict[str, Any]"
@@ -57,3 +66,18 @@ async def start_sse(
         *_encoded(extra),
     ]
     await send({"type": "http.response.start", "status": 200, "headers": headers})
+
+
+async def serve_lifespan(
+    receive: Receive, send: Send, on_shutdown: Callable[[], Awaitable[None]]
+) -> None:
+    """Answer the ASGI lifespan protocol: nothing to start; `on_shutdown()`
+    before confirming shutdown."""
+    while True:
+        message = await receive()
+        if message["type"] == "lifespan.startup":
+            await send({"type": "lifespan.startup.complete"})
+        elif message["type"] == "lifespan.shutdown":
+            await on_shutdown()
+            await send({"type": "lifespan.shutdown.complete"})
+            return

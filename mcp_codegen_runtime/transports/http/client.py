@@ -84,6 +84,7 @@ import msgspec
 
 from ..._envelope import error_reply
 from ...errors import ErrorCode, MessageTooLargeError, RpcError, TransportError
+from ...meta import ENVELOPE_KEYS, META_PROTOCOL_VERSION
 from .headers import (
     HEADER_MISMATCH,
     PROTOCOL_VERSION_HEADER,
@@ -143,15 +144,6 @@ INITIALIZED: Final = "notifications/initialized"
 CANCELLED: Final = "notifications/cancelled"
 TOOLS_LIST: Final = "tools/list"
 TOOLS_CALL: Final = "tools/call"
-META_PROTOCOL_VERSION: Final = "io.modelcontextprotocol/protocolVersion"
-_ENVELOPE_KEYS = frozenset(
-    {
-        META_PROTOCOL_VERSION,
-        "io.modelcontextprotocol/clientInfo",
-        "io.modelcontextprotocol/clientCapabilities",
-        "io.modelcontextprotocol/logLevel",
-    }
-)
 _JSON = "application/json"
 _SSE = "text/event-stream"
 _ACCEPT = f"{_JSON}, {_SSE}"
@@ -303,7 +295,7 @@ def _envelope_of(params: msgspec.Raw) -> dict[str, Any]:
     if not isinstance(meta, dict):
         return {}
     members = typing.cast("dict[str, Any]", meta)
-    return {k: v for k, v in members.items() if k in _ENVELOPE_KEYS}
+    return {k: v for k, v in members.items() if k in ENVELOPE_KEYS}
 
 
 def _replies(message: bytes) -> list[_ReplyProbe]:

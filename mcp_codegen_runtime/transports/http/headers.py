@@ -68,6 +68,7 @@ from typing import Any, Final, TypeAlias
 
 from ..._envelope import error_reply
 from ...errors import ErrorCode, RpcError
+from ...meta import META_PROTOCOL_VERSION
 
 __all__ = [
     "DEFAULT_PROTOCOL_VERSION",
@@ -112,7 +113,6 @@ missing or malformed (always with HTTP 400)."""
 UNSUPPORTED_PROTOCOL_VERSION: Final = -32022
 """2026-07-28 `UnsupportedProtocolVersion` (with HTTP 400)."""
 
-META_PROTOCOL_VERSION: Final = "io.modelcontextprotocol/protocolVersion"
 NAME_FIELDS: Final[Mapping[str, str]] = MappingProxyType(
     {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}
 )

@@ -115,7 +115,7 @@ import msgspec
 
 from ...errors import ErrorCode, MessageTooLargeError, TransportError
 from ...jsonrpc import Connection
-from .asgi import Message, Receive, Scope, Send, respond, start_sse
+from .asgi import Message, Receive, Scope, Send, respond, serve_lifespan, start_sse
 from .headers import (
     PROTOCOL_VERSION_HEADER,
     HttpError,
@@ -386,14 +386,7 @@ class LegacySseApp:
 
             await self.fallback(scope, receive_closing, send)
             return
-        while True:
-            message = await receive()
-            if message["type"] == "lifespan.startup":
-                await send({"type": "lifespan.startup.complete"})
-            elif message["type"] == "lifespan.shutdown":
-                await self.aclose()
-                await send({"type": "lifespan.shutdown.complete"})
-                return
+        await serve_lifespan(receive, send, self.aclose)
 
     # -- GET: one session --
 

@@ -40,7 +40,6 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
-import logging
 import typing
 from dataclasses import dataclass
 from types import MappingProxyType
@@ -49,9 +48,16 @@ from typing import TYPE_CHECKING, Any
 import anyio
 import msgspec
 
-from ...errors import ErrorCode, MethodNotFoundError, ProtocolError, RpcError
-from ...jsonrpc import Connection, RequestContext, request_in_progress, serve_request
-from .asgi import respond, start_sse
+from ...errors import ErrorCode, ProtocolError
+from ...jsonrpc import (
+    Connection,
+    RequestContext,
+    request_in_progress,
+    serve_notification,
+    serve_request,
+)
+from ...meta import META_CLIENT_CAPABILITIES, META_PROTOCOL_VERSION
+from .asgi import respond, serve_lifespan, start_sse
 from .headers import (
     HEADER_MISMATCH,
     PROTOCOL_VERSION_HEADER,
@@ -75,11 +81,8 @@ if TYPE_CHECKING:
 
 __all__ = ["HttpRequest", "McpHttpApp", "http_app", "http_principal", "serve_http"]
 
-logger = logging.getLogger(__name__)
 
 SESSION_HEADER = "mcp-session-id"
-META_PROTOCOL_VERSION = "io.modelcontextprotocol/protocolVersion"
-META_CLIENT_CAPABILITIES = "io.modelcontextprotocol/clientCapabilities"
 PING = "ping"
 INITIALIZE = "initialize"
 MODERN_ERROR_STATUS: Mapping[int, int] = MappingProxyType(
@@ -194,7 +197,7 @@ class McpHttpApp:
 
     async def __call__(self, scope: Scope, receive: Any, send: Any) -> None:
         if scope["type"] == "lifespan":
-            await self._lifespan(receive, send)
+            await serve_lifespan(receive, send, self.aclose)
             return
         if scope["type"] != "http":
             return
@@ -218,16 +221,6 @@ class McpHttpApp:
             await respond(
                 send, error.status, error.body(), "application/json", refusal.headers
             )
-
-    async def _lifespan(self, receive: Any, send: Any) -> None:
-        while True:
-            message = await receive()
-            if message["type"] == "lifespan.startup":
-                await send({"type": "lifespan.startup.complete"})
-            elif message["type"] == "lifespan.shutdown":
-                await self.aclose()
-                await send({"type": "lifespan.shutdown.complete"})
-                return
 
     async def aclose(self) -> None:
         """End every legacy session."""
@@ -441,7 +434,8 @@ class McpHttpApp:
                 error = self.session.unsupported(version)
                 raise _Refused(HttpError(400, error.message, error.code, error.data))
             await respond(send, 202, b"", None)
-            await _notified(self._modern, method, _params_bytes(message))
+            # Already answered 202; serve_notification logs any failure.
+            await serve_notification(self._modern, method, _params_bytes(message))
             return
         refusal = self._refusal(headers, message)
         if refusal is not None:
@@ -728,20 +722,6 @@ def _error_status(reply: bytes, statuses: Mapping[int, int]) -> int:
     error = _reply_probe.decode(reply).error
     code = None if error is None else error.code
     return statuses.get(code, 200) if isinstance(code, int) else 200
-
-
-async def _notified(
-    handler: ServerConnection, method: str, params: bytes | None
-) -> None:
-    """Serve a 2026 notification, already answered 202: failures are logged."""
-    try:
-        await handler(method, params)
-    except MethodNotFoundError:
-        logger.debug("no handler for notification %s", method)
-    except RpcError as exc:
-        logger.warning("notification %s rejected: %s", method, exc)
-    except Exception:
-        logger.exception("handler of notification %s failed", method)
 
 
 async def _next(stream: ResponseStream) -> bytes | None:
