@@ -365,17 +365,21 @@ def input_required_result(signal: InputRequired) -> dict[str, Any]:
 
 
 def seal_answers(
-    sealer: RequestStateSealer, signal: InputRequired, binding: bytes
+    sealer: RequestStateSealer,
+    signal: InputRequired,
+    binding: bytes,
+    *,
+    principal: object,
 ) -> str:
     """The `requestState` of a round: the answers so far, the keys pending and
-    the handler's own state."""
+    the handler's own state, for the caller `principal` only."""
     payload: dict[str, Any] = {
         "answers": signal.answers,
         "pending": list(signal.requests),
     }
     if signal.state is not None:
         payload["state"] = signal.state
-    return sealer.seal(payload, binding)
+    return sealer.seal(payload, binding, principal)
 
 
 class OpenedState(dict[str, Any]):
@@ -391,16 +395,19 @@ def open_answers(
     binding: bytes,
     request_state: str,
     input_responses: Mapping[str, Any] | None,
+    *,
+    principal: object,
 ) -> dict[str, Any]:
     """The client's answers to every round so far, by key (an `OpenedState`).
 
     Answers to keys that were not asked are ignored.
 
     Raises:
-        InvalidParamsError: the state is not valid, or the answer to a pending
-            question is missing.
+        InvalidParamsError: the state is not valid (or was issued to another
+            caller than `principal`), or the answer to a pending question is
+            missing.
     """
-    state = sealer.open(request_state, binding, method)
+    state = sealer.open(request_state, binding, method, principal)
     opened = OpenedState(state.get("answers") or {})
     opened.state = state.get("state")
     pending: list[str] = list(state.get("pending") or [])

@@ -137,11 +137,16 @@ class RequestContext:
         request_id: RequestId,
         method: str,
         progress_token: RequestId | None,
+        *,
+        principal: object = None,
     ) -> None:
         self.request_id = request_id
         self.method = method
         self.progress_token = progress_token
         """The `_meta.progressToken` of the request's params, if it had one."""
+        self.principal = principal
+        """Who sent the request, as the transport authenticated it (None:
+        anonymous); request state and sessions are bound to it."""
         self.connection = connection
         """The connection the request came in on (to send requests back)."""
         self._progress: float | None = None
@@ -301,6 +306,10 @@ class Connection:
         self.handler = handler
         self.allow_batches = allow_batches
         self.drain_timeout = drain_timeout
+        # A transport that authenticates its peer names who sent each request.
+        self._principal_of: Callable[[RequestId], object] | None = getattr(
+            transport, "principal_of", None
+        )
         self._drained = anyio.Event()
         self._ended = False
         self._ids = itertools.count(1)
@@ -594,6 +603,8 @@ class Connection:
         if request_id in self._in_flight:
             return invalid(f"request id {request_id!r} is already in use").reply()
         context = RequestContext(self, request_id, env.method, _progress_token(params))
+        if self._principal_of is not None:
+            context.principal = self._principal_of(request_id)
         incoming = self._in_flight[request_id] = _Incoming(context, params)
         return incoming
 

@@ -81,7 +81,7 @@ from .dispatch import (
     revision_of,
 )
 from .errors import ErrorCode, MethodNotFoundError, RpcError
-from .jsonrpc import Connection, current_request
+from .jsonrpc import Connection, current_request, request_in_progress
 from .meta import (
     META_CLIENT_CAPABILITIES,
     META_CLIENT_INFO,
@@ -620,6 +620,8 @@ class ServerConnection:
             log_level=level if isinstance(level, str) else None,
         )
         sealer = self.session.sealer
+        context = request_in_progress()
+        principal = None if context is None else context.principal
         if isinstance(probe.request_state, str):
             exchange.answers = open_answers(
                 sealer,
@@ -627,6 +629,7 @@ class ServerConnection:
                 request_binding(method, params),
                 probe.request_state,
                 probe.input_responses,
+                principal=principal,
             )
         token = set_exchange(exchange)
         try:
@@ -640,7 +643,7 @@ class ServerConnection:
                 ) from None
             body = input_required_result(signal)
             body["requestState"] = seal_answers(
-                sealer, signal, request_binding(method, params)
+                sealer, signal, request_binding(method, params), principal=principal
             )
             return msgspec.json.encode(body)
         finally:

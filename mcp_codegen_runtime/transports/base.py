@@ -22,6 +22,10 @@ class Transport(Protocol):
     Transports may raise `TransportError` or `OSError` for other failures.
     `send` may be called by several tasks at once (the engine has many replies
     in flight): each message must go out whole, never interleaved.
+
+    A transport that authenticates its peer may also offer
+    `principal_of(request_id) -> object`: who sent that request (it becomes
+    `RequestContext.principal`).
     """
 
     async def send(self, message: bytes) -> None:

@@ -121,15 +121,10 @@ _principal: contextvars.ContextVar[object] = contextvars.ContextVar(
 def http_principal() -> object:
     """What `authenticate` returned for the HTTP request being served (None
     outside HTTP or without a hook)."""
-    found = _principal.get()
-    if found is not None:
-        return found
     context = request_in_progress()
-    if context is not None and isinstance(context.connection, Connection):
-        transport = context.connection.transport
-        if isinstance(transport, SessionMux):
-            return transport.principal_of(context.request_id)
-    return None
+    if context is not None and context.principal is not None:
+        return context.principal
+    return _principal.get()
 
 
 @dataclass
@@ -310,7 +305,7 @@ class McpHttpApp:
         if not message:
             raise _refuse(400, "the body must be a JSON-RPC message")
         if self._modern is not None and self._is_modern(headers, message):
-            await self._post_modern(headers, message, receive, send)
+            await self._post_modern(headers, message, receive, send, principal)
             return
         await self._post_legacy(headers, body, message, receive, send, principal)
 
@@ -421,7 +416,12 @@ class McpHttpApp:
         asyncio.get_running_loop().create_task(state.connection.aclose())
 
     async def _post_modern(
-        self, headers: HttpHeaders, message: dict[str, Any], receive: Any, send: Any
+        self,
+        headers: HttpHeaders,
+        message: dict[str, Any],
+        receive: Any,
+        send: Any,
+        principal: object,
     ) -> None:
         assert self._modern is not None
         method = message.get("method")
@@ -449,7 +449,9 @@ class McpHttpApp:
             return
         stream = ResponseStream(frozenset({request_id}))
         peer = _StreamPeer(stream)
-        context = RequestContext(peer, request_id, method, _progress_token(message))
+        context = RequestContext(
+            peer, request_id, method, _progress_token(message), principal=principal
+        )
         params = _params_bytes(message)
         handler = self._modern
 

@@ -4,11 +4,17 @@ from __future__ import annotations
 
 import base64
 from collections.abc import Callable
+from dataclasses import dataclass
 
+import msgspec
 import pytest
 
 from mcp_codegen_runtime.errors import InvalidParamsError
-from mcp_codegen_runtime.request_state import RequestStateSealer, request_binding
+from mcp_codegen_runtime.request_state import (
+    RequestStateSealer,
+    principal_digest,
+    request_binding,
+)
 
 BINDING = request_binding("tools/call", b'{"name":"ask","arguments":{"a":1}}')
 
@@ -87,3 +93,71 @@ def test_text_after_the_padding_is_not_ignored(size: int) -> None:
     token = sealer.seal({"answers": ["x" * size]}, BINDING)
     with pytest.raises(InvalidParamsError):
         sealer.open(token + "-TAMPERED", BINDING, "tools/call")
+
+
+@dataclass(frozen=True)
+class User:
+    sub: str
+    scopes: tuple[str, ...]
+
+
+class Claims(msgspec.Struct):
+    sub: str
+    scopes: list[str]
+
+
+class Named:
+    """Not encodable by msgspec, but with a repr of its own."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __repr__(self) -> str:
+        return f"Named({self.name!r})"
+
+
+class Opaque:
+    """Neither encodable nor with a repr of its own."""
+
+
+@pytest.mark.parametrize(
+    ("issued_to", "opened_by"),
+    [
+        ("alice", "bob"),
+        ("alice", None),
+        (None, "alice"),
+        ({"sub": "alice"}, {"sub": "bob"}),
+        ("alice", {"sub": "alice"}),
+        (Named("alice"), Named("bob")),
+    ],
+)
+def test_a_token_is_refused_to_another_caller(
+    issued_to: object, opened_by: object
+) -> None:
+    sealer = RequestStateSealer()
+    token = sealer.seal({"answers": {}}, BINDING, issued_to)
+    with pytest.raises(InvalidParamsError, match="issued to another caller") as caught:
+        sealer.open(token, BINDING, "tools/call", opened_by)
+    assert caught.value.code == -32602
+    assert sealer.open(token, BINDING, "tools/call", issued_to) == {"answers": {}}
+
+
+def test_the_caller_is_named_by_value_not_by_object_or_key_order() -> None:
+    claims = {"sub": "alice", "scopes": ["read", "write"]}
+    same = [
+        claims,
+        {"scopes": ["read", "write"], "sub": "alice"},
+        User("alice", ("read", "write")),
+        Claims(sub="alice", scopes=["read", "write"]),
+    ]
+    assert {principal_digest(p) for p in same} == {principal_digest(claims)}
+    assert principal_digest(Named("alice")) == principal_digest(Named("alice"))
+    others = ["alice", {"sub": "alice"}, Named("alice"), "Named('alice')", 1]
+    digests = {principal_digest(p) for p in [claims, *others]}
+    assert len(digests) == 1 + len(others)
+    assert principal_digest(None) == b""
+
+
+def test_a_principal_without_a_stable_name_is_a_type_error() -> None:
+    with pytest.raises(TypeError, match="stable __repr__"):
+        RequestStateSealer().seal({}, BINDING, Opaque())
