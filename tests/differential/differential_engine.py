@@ -726,6 +726,9 @@ class Finding:
       `integral-float`: jsonschema takes an integral float (1.0) as an
         `integer`; the codec rejects it, and accepts the same instance with
         those floats written as ints.
+      `fractional-number`: the codec accepts (and round-trips unchanged) a
+        fractional float (1.5) where the schema wants an `integer`; with those
+        floats truncated to ints, jsonschema accepts the instance too.
       `unknown`: none of the above.
     owner: the generated struct that holds the property (the innermost
       struct on the way to it), else the definition under test.
@@ -778,6 +781,24 @@ def _analyse(outcome: Outcome) -> Finding:
                 value=value,
                 path=_path_text((*path, key)),
                 standalone=struct is not None and declared is type(struct),
+            )
+    if outcome.problem == "accepts-invalid" and json_equal(
+        outcome.output, outcome.instance
+    ):
+        fractions = [
+            path
+            for path, node in _nodes(outcome.instance)
+            if type(node) is float and math.isfinite(node) and not node.is_integer()
+        ]
+        if fractions and rev.validator(outcome.definition).is_valid(
+            _truncate(outcome.instance)
+        ):
+            path = fractions[0]
+            return Finding(
+                shape="fractional-number",
+                owner=_owner(outcome.converted, path[:-1], outcome.definition),
+                path=_path_text(path),
+                value=_get(outcome.instance, path),
             )
     if outcome.problem == "rejects-valid":
         floats = [
@@ -836,6 +857,17 @@ def _intify(value: Any) -> Any:
         return {k: _intify(v) for k, v in value.items()}
     if isinstance(value, list):
         return [_intify(v) for v in value]
+    return value
+
+
+def _truncate(value: Any) -> Any:
+    """`value` with every finite fractional float truncated to an int."""
+    if type(value) is float and math.isfinite(value) and not value.is_integer():
+        return int(value)
+    if isinstance(value, dict):
+        return {k: _truncate(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_truncate(v) for v in value]
     return value
 
 

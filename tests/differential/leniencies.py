@@ -29,8 +29,9 @@ from differential_engine import Finding, Outcome, analyse
 @dataclass(frozen=True)
 class Leniency:
     shape: str
-    """`default-added` or `integral-float` (see `Finding`); `tag-added` is no
-    longer needed (the runtime now insists on the tag of a standalone struct)."""
+    """`default-added`, `integral-float` or `fractional-number` (see
+    `Finding`); `tag-added` is no longer needed (the runtime now insists on
+    the tag of a standalone struct)."""
     reason: str
     key: str | None = None
     """The property concerned (None: any)."""
@@ -91,6 +92,24 @@ _INTEGRAL_FLOAT = Leniency(
     ),
 )
 
+ELICIT_NUMBER_REVISIONS = ("2025-06-18", "2025-11-25", "2026-07-28", "draft")
+"""Revisions whose `ElicitResult.content` values lack `number` upstream
+(test_agreement checks this list against the schemas, and test_probes that
+each revision's override is in force). One entry, `("*", "ElicitResult")`,
+covers them all: the generated mutations reach a fractional answer in some
+revisions only, as their seeds fall."""
+
+_ELICIT_NUMBER = Leniency(
+    shape="fractional-number",
+    reason=(
+        "schema/overrides/<rev>.toml adds `number` to the value types of "
+        "`ElicitResult.content` (string|integer|boolean upstream): a form may ask "
+        'for a NumberSchema of `"type": "number"`, and the official SDK clients '
+        "answer 2.5. jsonschema (original schema) rejects a fractional value there; "
+        "the codec accepts it and round-trips it unchanged."
+    ),
+)
+
 LENIENCIES: dict[tuple[str, str], Leniency] = {
     # 1. Absent resultType means "complete" (schema/overrides).
     **{
@@ -100,6 +119,8 @@ LENIENCIES: dict[tuple[str, str], Leniency] = {
     },
     # 2. msgspec limitation: an integral float for an `integer`.
     ("*", "*"): _INTEGRAL_FLOAT,
+    # 3. Fractional answers to elicitation (schema/overrides).
+    ("*", "ElicitResult"): _ELICIT_NUMBER,
 }
 
 

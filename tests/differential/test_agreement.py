@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections import Counter
 from fnmatch import fnmatchcase
+from typing import Any
 
 import msgspec
 import pytest
@@ -23,7 +24,13 @@ from differential_engine import (
     definition_names,
     revision,
 )
-from leniencies import LENIENCIES, MODERN_REVISIONS, RESULT_TYPES, explaining
+from leniencies import (
+    ELICIT_NUMBER_REVISIONS,
+    LENIENCIES,
+    MODERN_REVISIONS,
+    RESULT_TYPES,
+    explaining,
+)
 
 from mcp_codegen_runtime import ValidationError, convert
 from mcp_codegen_types import MODULES
@@ -75,6 +82,29 @@ def test_result_type_leniency_covers_exactly_the_result_types(rev: str) -> None:
     tp = revision(rev).type_of("InputRequiredResult")
     with pytest.raises(ValidationError):
         convert({"requestState": "s"}, tp)
+
+
+def test_elicit_number_leniency_covers_exactly_the_revisions_lacking_number() -> None:
+    """Leniency 3 concerns each revision whose `ElicitResult.content` values
+    may be integers but not numbers, while `NumberSchema` asks for numbers."""
+
+    def value_types(node: dict[str, Any]) -> set[str]:
+        found = set(node.get("type", []))
+        for member in node.get("anyOf", []):
+            found |= value_types(member)
+        return found
+
+    lacking = set()
+    for rev in REVISIONS:
+        definitions = revision(rev).definitions
+        if "ElicitResult" not in definitions:
+            continue
+        content = definitions["ElicitResult"]["properties"]["content"]
+        types = value_types(content["additionalProperties"])
+        number = definitions["NumberSchema"]["properties"]["type"]["enum"]
+        if "integer" in types and "number" not in types and "number" in number:
+            lacking.add(rev)
+    assert lacking == set(ELICIT_NUMBER_REVISIONS)
 
 
 @pytest.mark.parametrize("rev", list(REVISIONS))

@@ -13,11 +13,13 @@ import msgspec
 import pytest
 from differential_engine import (
     REVISIONS,
+    check,
     check_definition,
     definition_names,
     json_equal,
     revision,
 )
+from leniencies import ELICIT_NUMBER_REVISIONS, explaining
 
 from mcp_codegen_runtime import convert, decode, to_builtins
 
@@ -76,3 +78,13 @@ def test_tagged_struct_with_unknown_keys_round_trips(
     assert json_equal(to_builtins(value), instance)
     value = decode(json.dumps(instance), tp)
     assert type(value) is tp
+
+
+@pytest.mark.parametrize("rev", ELICIT_NUMBER_REVISIONS)
+def test_a_fractional_elicitation_answer_is_the_listed_leniency(rev: str) -> None:
+    """Each revision's override is in force, and explained by its entry."""
+    instance = {"action": "accept", "content": {"amount": 2.5, "count": 2}}
+    outcome = check(revision(rev), "ElicitResult", "probe", instance)
+    assert (outcome.problem, outcome.codec_problem) == ("accepts-invalid", None)
+    assert json_equal(outcome.output, instance)
+    assert explaining(outcome) == [("*", "ElicitResult")]

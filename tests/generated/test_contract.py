@@ -148,6 +148,20 @@ def test_missing_result_type_means_complete_in_2026() -> None:
     assert json.loads(encode(built))["resultType"] == "complete"
 
 
+@pytest.mark.parametrize(
+    "module", ["v2025_06_18", "v2025_11_25", "v2026_07_28", "draft"]
+)
+def test_elicitation_answers_may_be_fractional_numbers(module: str) -> None:
+    """`NumberSchema` asks for `"type": "number"`, so an answer may be 2.5
+    (schema/overrides widens `ElicitResult.content` to allow it)."""
+    types = importlib.import_module(f"mcp_codegen_types.{module}")
+    raw = b'{"action":"accept","content":{"amount":2.5,"count":2,"ok":true}}'
+    answer = decode(raw, types.ElicitResult)
+    assert answer.content == {"amount": 2.5, "count": 2, "ok": True}
+    assert type(answer.content["count"]) is int
+    assert json.loads(encode(answer)) == json.loads(raw)
+
+
 def test_request_unions_are_tagged_by_method() -> None:
     from mcp_codegen_types.v2025_06_18 import (
         CallToolRequest,

@@ -3354,7 +3354,7 @@ else:
         "ElicitRequestFormParams",
     )
 
-ElicitResultContentValue: TypeAlias = list[str] | str | int | bool
+ElicitResultContentValue: TypeAlias = list[str] | str | int | float | bool
 
 if TYPE_CHECKING:
     EmbeddedResourceResource: TypeAlias = TextResourceContents | BlobResourceContents

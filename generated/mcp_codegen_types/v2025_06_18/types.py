@@ -566,7 +566,7 @@ class ElicitResult(OpenStruct, kw_only=True):
     - "cancel": User dismissed without making an explicit choice
     """
 
-    content: dict[str, str | int | bool] | UnsetType = UNSET
+    content: dict[str, str | int | float | bool] | UnsetType = UNSET
     """The submitted form data, only present when action is "accept".
     Contains values matching the requested schema.
     """

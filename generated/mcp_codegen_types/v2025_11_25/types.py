@@ -3361,7 +3361,7 @@ else:
         "ElicitRequestFormParams",
     )
 
-ElicitResultContentValue: TypeAlias = list[str] | str | int | bool
+ElicitResultContentValue: TypeAlias = list[str] | str | int | float | bool
 
 if TYPE_CHECKING:
     EmbeddedResourceResource: TypeAlias = TextResourceContents | BlobResourceContents

@@ -129,3 +129,14 @@ async def test_the_caller_may_send_a_state_again_with_other_answers() -> None:
                 client, "alice", inputResponses=accepted(amount), requestState=state
             )
             assert done["result"]["content"][0]["text"] == f"paid {amount}"
+
+
+@pytest.mark.anyio
+async def test_a_fractional_answer_reaches_the_tool() -> None:
+    """The official Python SDK client answers a `number` field with 2.5."""
+    async with http_client() as client:
+        state = (await pay(client, "alice"))["result"]["requestState"]
+        done = await pay(
+            client, "alice", inputResponses=accepted(2.5), requestState=state
+        )
+        assert done["result"]["content"][0]["text"] == "paid 2.5"
