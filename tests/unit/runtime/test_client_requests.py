@@ -16,11 +16,14 @@ import anyio
 import httpx
 import pytest
 
+from mcp_codegen_runtime.client import ClientSession
 from mcp_codegen_runtime.client_requests import request_client
+from mcp_codegen_runtime.jsonrpc import Connection
 from mcp_codegen_runtime.session import ServerSession
+from mcp_codegen_runtime.transports import memory_pair
 from mcp_codegen_runtime.transports.http.server import HttpRequest, McpHttpApp
 from mcp_codegen_runtime.wire import convert
-from mcp_codegen_types import v2026_07_28
+from mcp_codegen_types import v2025_11_25, v2026_07_28
 
 LIMIT = 10.0
 """Seconds any one test may take."""
@@ -140,3 +143,33 @@ async def test_a_fractional_answer_reaches_the_tool() -> None:
             client, "alice", inputResponses=accepted(2.5), requestState=state
         )
         assert done["result"]["content"][0]["text"] == "paid 2.5"
+
+
+class FractionalAnswers(v2025_11_25.ClientHandlers):
+    """A legacy client answering every form with an amount of 2.5."""
+
+    async def elicitation_create(
+        self, params: v2025_11_25.ElicitRequestParams
+    ) -> v2025_11_25.ElicitResult:
+        return v2025_11_25.ElicitResult(action="accept", content={"amount": 2.5})
+
+
+@pytest.mark.anyio
+async def test_a_fractional_answer_reaches_the_tool_in_the_legacy_era() -> None:
+    session = ServerSession(
+        [Asking()], name="asking", version="1", versions=["2025-11-25", MODERN]
+    )
+    client_end, server_end = memory_pair()
+    with anyio.fail_after(LIMIT):
+        async with (
+            Connection(server_end, session.handler()),
+            ClientSession(
+                client_end,
+                name="client",
+                version="0",
+                versions=["2025-11-25"],
+                handlers=[FractionalAnswers()],
+            ) as client,
+        ):
+            result = await v2025_11_25.Client(client).call_tool(name="pay")
+    assert result.content[0] == v2025_11_25.TextContent(text="paid 2.5")
