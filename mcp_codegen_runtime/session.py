@@ -343,6 +343,8 @@ class ServerSession:
         discover_ttl_ms: `ttlMs` of the discover result.
         state_key: 32-byte key sealing `requestState` (random when None; share
             one between instances behind a load balancer).
+        state_ttl_s: how long a `requestState` stays valid; within it, the
+            caller it was issued to may send it again (it is not single-use).
         list_changed: advertise `listChanged: true` for tools, prompts and
             resources (the server sends their list_changed notifications).
 
@@ -362,6 +364,7 @@ class ServerSession:
         instructions: str | None = None,
         discover_ttl_ms: int = 0,
         state_key: bytes | None = None,
+        state_ttl_s: float = 600.0,
         list_changed: bool = False,
     ) -> None:
         if not handlers:
@@ -372,7 +375,7 @@ class ServerSession:
         self.instructions = instructions
         self.discover_ttl_ms = discover_ttl_ms
         self.list_changed = list_changed
-        self.sealer = RequestStateSealer(state_key)
+        self.sealer = RequestStateSealer(state_key, ttl_s=state_ttl_s)
         self.revisions: Mapping[str, Revision] = revisions
         """Every revision served, by version, oldest first (built on first use)."""
         self.legacy_versions: tuple[str, ...] = tuple(

@@ -63,8 +63,8 @@ async def bearer_principal(request: HttpRequest) -> object:
 
 
 @asynccontextmanager
-async def http_client() -> AsyncGenerator[httpx.AsyncClient]:
-    session = ServerSession([Asking()], name="asking", version="1")
+async def http_client(**options: Any) -> AsyncGenerator[httpx.AsyncClient]:
+    session = ServerSession([Asking()], name="asking", version="1", **options)
     app: Any = McpHttpApp(session, authenticate=bearer_principal)
     async with httpx.AsyncClient(
         transport=httpx.ASGITransport(app), base_url="http://127.0.0.1:8000"
@@ -132,6 +132,17 @@ async def test_the_caller_may_send_a_state_again_with_other_answers() -> None:
                 client, "alice", inputResponses=accepted(amount), requestState=state
             )
             assert done["result"]["content"][0]["text"] == f"paid {amount}"
+
+
+@pytest.mark.anyio
+async def test_a_state_older_than_the_session_ttl_is_refused() -> None:
+    async with http_client(state_ttl_s=-1) as client:
+        state = (await pay(client, "alice"))["result"]["requestState"]
+        late = await pay(
+            client, "alice", inputResponses=accepted(1), requestState=state
+        )
+        assert late["error"]["code"] == -32602
+        assert "expired" in late["error"]["message"]
 
 
 @pytest.mark.anyio
