@@ -14,8 +14,9 @@ every dated revision; the draft only when named):
 1. If modern versions (2026-07-28 and later) are allowed, it probes with
    `server/discover` at the newest one. A `DiscoverResult` settles the newest
    version both sides speak; -32022 lists the server's versions to pick from.
-   Any other error, or no answer within `probe_timeout`, means a server of the
-   handshake era.
+   Any other error, an answer that is no `DiscoverResult` (a lenient legacy
+   server may answer any method with `{}`), or no answer within
+   `probe_timeout`, means a server of the handshake era.
 2. Else, or after that fallback, the `initialize` handshake at the newest
    allowed legacy version; a server answering a version not allowed ends the
    session with `NegotiationError`.
@@ -36,6 +37,7 @@ final result.
 
 from __future__ import annotations
 
+import logging
 import time
 import typing
 from contextlib import asynccontextmanager
@@ -83,6 +85,8 @@ if TYPE_CHECKING:
 
 __all__ = ["ClientSession", "VersionCache", "connect_stdio"]
 
+logger = logging.getLogger(__name__)
+
 DEFAULT_PROBE_TIMEOUT = 10.0
 MAX_INPUT_ROUNDS = 16
 
@@ -129,16 +133,6 @@ class VersionCache:
     def put(self, key: str, version: str, discover: bytes | None, ttl_s: float) -> None:
         """Remember what `key` spoke."""
         self._known[key] = _Known(version, discover, time.monotonic() + ttl_s)
-
-
-class _SupportedProbe(msgspec.Struct):
-    supported_versions: list[Any] | None = msgspec.field(
-        default=None, name="supportedVersions"
-    )
-
-
-class _TtlProbe(msgspec.Struct):
-    ttl_ms: int = msgspec.field(default=0, name="ttlMs")
 
 
 class ClientSession:
@@ -236,8 +230,11 @@ class ClientSession:
         if self.modern_versions and (
             cached is None or cached[0] in self.modern_versions
         ):
-            if cached is not None and cached[1] is not None:
-                self._settle_modern(cached[0], cached[1])
+            fresh = None if cached is None else cached[1]
+            if cached is not None and fresh is not None:
+                self._settle_modern(
+                    cached[0], fresh, self._discovered(cached[0], fresh)
+                )
                 return
             start = cached[0] if cached is not None else self.modern_versions[-1]
             if await self._probe(start):
@@ -271,12 +268,17 @@ class ClientSession:
                 continue
             except RequestTimeoutError:
                 return False
-            listed = msgspec.json.decode(raw, type=_SupportedProbe).supported_versions
-            best = self._pick(listed or [version])
+            try:
+                result = self._discovered(version, raw)
+            except msgspec.DecodeError as exc:
+                # A lenient legacy server answers any method with a result.
+                logger.info("server/discover answered no DiscoverResult: %s", exc)
+                return False
+            best = self._pick(result.supported_versions or [version])
             if best != version:
                 version = best
                 continue
-            self._settle_modern(version, raw)
+            self._settle_modern(version, raw, result)
             return True
         raise NegotiationError("the server kept changing its supported versions")
 
@@ -296,21 +298,21 @@ class ClientSession:
             )
         return common[-1]
 
-    def _settle_modern(self, version: str, discover: bytes) -> None:
-        package = self._packages[version]
-        try:
-            result = self._decode(discover, package.DiscoverResult)
-        except msgspec.DecodeError as exc:
-            raise ProtocolError(
-                f"server/discover answered no DiscoverResult: {exc}"
-            ) from None
+    def _discovered(self, version: str, discover: bytes) -> Any:
+        """`discover` as `version`'s `DiscoverResult`.
+
+        Raises:
+            msgspec.DecodeError: it is none.
+        """
+        return self._decode(discover, self._packages[version].DiscoverResult)
+
+    def _settle_modern(self, version: str, discover: bytes, result: Any) -> None:
         self._settle(version, "modern")
         self.server_info = getattr(result.meta, "server_info", None) or None
         self.server_capabilities = to_builtins(result.capabilities)
         self.instructions = result.instructions or None
         self._envelope = self._envelope_of(version)
-        ttl = msgspec.json.decode(discover, type=_TtlProbe).ttl_ms / 1000
-        self._remember(version, discover, ttl)
+        self._remember(version, discover, result.ttl_ms / 1000)
 
     async def _initialize(self) -> None:
         offered = self.legacy_versions[-1]

@@ -134,6 +134,31 @@ async def test_a_probe_without_answer_falls_back_to_initialize() -> None:
 
 
 @pytest.mark.anyio
+@pytest.mark.parametrize(
+    "answer",
+    [
+        {},
+        {"supportedVersions": ["2026-07-28"]},
+        {"supportedVersions": "2026-07-28", "capabilities": {}},
+    ],
+)
+async def test_a_discover_answer_that_is_no_discover_result_falls_back(
+    answer: dict[str, Any],
+) -> None:
+    """A lenient legacy server answering any method with a result is no
+    modern server (the conformance suite's 2025 mocks answer `{}`)."""
+    legacy = session("2025-11-25").handler()
+
+    async def lenient(method: str, params: bytes | None) -> bytes | None:
+        if method == "server/discover":
+            return msgspec.json.encode(answer)
+        return await legacy(method, params)
+
+    async with client_of(lenient) as client:
+        assert (client.protocol_version, client.era) == ("2025-11-25", "legacy")
+
+
+@pytest.mark.anyio
 async def test_no_common_version_is_a_negotiation_error() -> None:
     with pytest.raises(NegotiationError, match="allows \\['2024-11-05'\\]"):
         async with client_of(session().handler(), versions=["2024-11-05"]):
