@@ -25,6 +25,11 @@ A `VersionCache` shared between sessions remembers what each server spoke, so
 the next session with the same `cache_key` skips the probe of a legacy server,
 and re-uses a modern server's discover result while its `ttlMs` lasts.
 
+Every request waits at most `request_timeout` seconds (default 60, the
+official TypeScript SDK's; `request(..., timeout=)` per call, None for no
+limit) and then raises `RequestTimeoutError`, so a lost answer never hangs a
+call.
+
 Typed clients of any revision work on any session: a call written against
 another revision than the negotiated one is converted both ways (see
 `adapt`). Modern requests get the `_meta` envelope (protocol version, client
@@ -45,6 +50,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
 import msgspec
+from msgspec import UNSET, UnsetType
 
 from .adapt import RESULT_FILL, adapt, nearest
 from .conversion import fit
@@ -72,6 +78,7 @@ from .session import (
     UNSUPPORTED_PROTOCOL_VERSION,
     version_order,
 )
+from .transports.lines import DEFAULT_MAX_LINE_LENGTH
 from .wire import decode, to_builtins
 
 if TYPE_CHECKING:
@@ -88,6 +95,9 @@ __all__ = ["ClientSession", "VersionCache", "connect_stdio"]
 logger = logging.getLogger(__name__)
 
 DEFAULT_PROBE_TIMEOUT = 10.0
+DEFAULT_REQUEST_TIMEOUT = 60.0
+"""Seconds a request waits for its result unless told otherwise (the official
+TypeScript SDK's default), so a lost answer fails the call, never hangs it."""
 MAX_INPUT_ROUNDS = 16
 
 _SERVER_CAPABILITY = {
@@ -147,7 +157,11 @@ class ClientSession:
             capabilities declared: sampling, elicitation, roots.
         versions: the protocol versions allowed (default: every dated one; the
             draft only when named).
-        probe_timeout: seconds to wait for the `server/discover` probe.
+        probe_timeout: seconds to wait for the `server/discover` probe (and
+            for `initialize`).
+        request_timeout: seconds every other request waits for its result
+            (default 60; None: no limit); `request(..., timeout=)` overrides
+            it per call.
         log_level: the modern `io.modelcontextprotocol/logLevel` of requests.
         cache, cache_key: remember the server's version between sessions.
 
@@ -165,6 +179,7 @@ class ClientSession:
         handlers: Sequence[Handlers] = (),
         versions: Sequence[str] | None = None,
         probe_timeout: float = DEFAULT_PROBE_TIMEOUT,
+        request_timeout: float | None = DEFAULT_REQUEST_TIMEOUT,
         log_level: str | None = None,
         cache: VersionCache | None = None,
         cache_key: str | None = None,
@@ -184,6 +199,7 @@ class ClientSession:
         self.version = version
         self.log_level = log_level
         self.probe_timeout = probe_timeout
+        self.request_timeout = request_timeout
         self._handlers = tuple(handlers)
         self._cache = cache
         self._cache_key = cache_key
@@ -406,9 +422,12 @@ class ClientSession:
         params: Any,
         result_type: Any,
         *,
-        timeout: float | None = None,  # noqa: ASYNC109 - passed to the engine
+        timeout: float | UnsetType | None = UNSET,  # noqa: ASYNC109 - to the engine
     ) -> Any:
         """Send a request and return its final result as `result_type`.
+
+        `timeout` is the seconds each round waits for its result (default:
+        the session's `request_timeout`; None: no limit).
 
         Raises:
             CapabilityError: the server did not declare the capability needed.
@@ -423,6 +442,8 @@ class ClientSession:
             raise MethodNotFoundError(method)
         source = self._source_of(result_type)
         wire_params = self._outgoing(params, spec, source is not package)
+        if isinstance(timeout, UnsetType):
+            timeout = self.request_timeout
         for _ in range(MAX_INPUT_ROUNDS):
             result = await self.connection.request(
                 method, wire_params, spec.result, timeout=timeout
@@ -560,6 +581,7 @@ async def connect_stdio(
     env: Mapping[str, str] | None = None,
     cwd: str | PathLike[str] | None = None,
     stderr: StderrOption = "inherit",
+    max_line_length: int = DEFAULT_MAX_LINE_LENGTH,
     **options: Any,
 ) -> AsyncGenerator[ClientSession]:
     """Spawn a stdio server, negotiate, and yield the session::
@@ -567,12 +589,16 @@ async def connect_stdio(
         async with connect_stdio(["python", "server.py"], name="me", version="1") as s:
             ...
 
-    `options` go to `ClientSession`; `env`, `cwd` and `stderr` to `stdio_client`.
+    `options` go to `ClientSession`; `env`, `cwd`, `stderr` and
+    `max_line_length` (bytes one incoming message may hold, default 16 MiB)
+    to `stdio_client`.
     """
     from .transports.stdio import stdio_client
 
     async with (
-        stdio_client(command, env=env, cwd=cwd, stderr=stderr) as transport,
+        stdio_client(
+            command, env=env, cwd=cwd, stderr=stderr, max_line_length=max_line_length
+        ) as transport,
         ClientSession(transport, name=name, version=version, **options) as session,
     ):
         yield session

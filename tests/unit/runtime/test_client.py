@@ -22,8 +22,10 @@ from mcp_codegen_runtime.client_requests import log_to_client, request_client
 from mcp_codegen_runtime.errors import (
     CapabilityError,
     ErrorCode,
+    McpError,
     MethodNotFoundError,
     NegotiationError,
+    RequestTimeoutError,
     RpcError,
     TransportError,
 )
@@ -273,6 +275,63 @@ async def test_a_method_the_revision_lacks_is_refused_locally() -> None:
     async with client_of(session("2025-11-25").handler()) as client:
         with pytest.raises(MethodNotFoundError):
             await client.request("server/discover", None, v2026_07_28.DiscoverResult)
+
+
+# --- request timeouts -----------------------------------------------------------
+
+
+def never_answering_tools() -> Handler:
+    """A 2025-11-25 server that never answers `tools/list`."""
+    legacy = session("2025-11-25").handler()
+
+    async def serve(method: str, params: bytes | None) -> bytes | None:
+        if method == "tools/list":
+            await anyio.sleep_forever()
+        return await legacy(method, params)
+
+    return serve
+
+
+@pytest.mark.anyio
+async def test_every_request_gets_the_session_timeout_by_default() -> None:
+    async with client_of(never_answering_tools(), request_timeout=0.2) as client:
+        assert ClientSession.__init__.__kwdefaults__["request_timeout"] == 60.0
+        with pytest.raises(RequestTimeoutError) as raised:
+            await v2025_11_25.Client(client).list_tools()
+        assert (raised.value.method, raised.value.timeout) == ("tools/list", 0.2)
+        # The session goes on.
+        assert (await v2025_11_25.Client(client).call_tool(**ECHO)).content
+
+
+@pytest.mark.anyio
+async def test_a_call_may_wait_longer_or_without_limit() -> None:
+    async with client_of(never_answering_tools(), request_timeout=0.1) as client:
+        result = v2025_11_25.ListToolsResult
+        with pytest.raises(RequestTimeoutError) as raised:
+            await client.request("tools/list", None, result, timeout=0.3)
+        assert raised.value.timeout == 0.3
+        with anyio.move_on_after(0.5) as waited:
+            await client.request("tools/list", None, result, timeout=None)
+        assert waited.cancelled_caught
+
+
+@pytest.mark.anyio
+async def test_connect_stdio_takes_the_line_limit() -> None:
+    with anyio.fail_after(LIMIT):
+        async with connect_stdio(
+            [sys.executable, ECHO_SERVER],
+            name="c",
+            version="1",
+            stderr="discard",
+            max_line_length=4096,
+            request_timeout=2.0,
+        ) as client:
+            typed = v2025_11_25.Client(client)
+            short = await typed.call_tool(name="echo", arguments={"message": "hi"})
+            assert short.content[0].text == "hi"  # type: ignore[union-attr]
+            # An answer over the limit is dropped; the call fails, never hangs.
+            with pytest.raises(McpError):
+                await typed.call_tool(name="echo", arguments={"message": "x" * 8192})
 
 
 # --- server→client requests, both eras ---------------------------------------
