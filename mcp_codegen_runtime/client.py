@@ -47,7 +47,7 @@ import time
 import typing
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 import msgspec
 from msgspec import UNSET, UnsetType
@@ -57,11 +57,14 @@ from .conversion import fit
 from .dispatch import Dispatcher, Handlers, implemented_methods, is_legacy, package_in
 from .errors import (
     CapabilityError,
+    McpError,
+    MessageTooLargeError,
     MethodNotFoundError,
     NegotiationError,
     ProtocolError,
     RequestTimeoutError,
     RpcError,
+    TransportError,
 )
 from .jsonrpc import Connection
 from .meta import (
@@ -115,6 +118,16 @@ _CLIENT_CAPABILITY = {
     "roots/list": "roots",
 }
 """The client capability declared for each server→client request handled."""
+
+
+@typing.runtime_checkable
+class _ReportsExit(Protocol):
+    """A transport to a server process (`StdioClientTransport`)."""
+
+    @property
+    def returncode(self) -> int | None: ...
+
+    async def exit_report(self, *, wait: float = ...) -> str: ...
 
 
 @dataclass
@@ -221,7 +234,12 @@ class ClientSession:
         try:
             await self.negotiate()
         except BaseException as exc:
+            explained = None
+            if isinstance(exc, TransportError | NegotiationError):
+                explained = await self._explained(exc)
             await self.connection.__aexit__(type(exc), exc, exc.__traceback__)
+            if explained is not None:
+                raise explained from exc
             raise
         return self
 
@@ -445,9 +463,15 @@ class ClientSession:
         if isinstance(timeout, UnsetType):
             timeout = self.request_timeout
         for _ in range(MAX_INPUT_ROUNDS):
-            result = await self.connection.request(
-                method, wire_params, spec.result, timeout=timeout
-            )
+            try:
+                result = await self.connection.request(
+                    method, wire_params, spec.result, timeout=timeout
+                )
+            except TransportError as exc:
+                explained = await self._explained(exc)
+                if explained is None:
+                    raise
+                raise explained from exc
             answered = getattr(package, "InputRequiredResult", None)
             if answered is None or not isinstance(result, answered):
                 return self._incoming(result, result_type, source is not package)
@@ -536,6 +560,22 @@ class ClientSession:
             body["requestState"] = result.request_state
         return body
 
+    async def _explained(self, exc: McpError) -> McpError | None:
+        """`exc` told with how the server process ended (its exit status and
+        the tail of its stderr), when the transport knows; else None."""
+        transport = self.connection.transport
+        if not isinstance(transport, _ReportsExit) or isinstance(
+            exc, MessageTooLargeError
+        ):
+            return None
+        if isinstance(exc, NegotiationError):
+            # Only a dead server explains a negotiation that failed.
+            report = await transport.exit_report(wait=0)
+            if transport.returncode is None:
+                return None
+            return NegotiationError(f"{exc}; {report}")
+        return TransportError(f"{exc}; {await transport.exit_report()}")
+
     # -- serving the server's requests and notifications --
 
     async def _serve(self, method: str, params: bytes | None) -> bytes | None:
@@ -592,6 +632,12 @@ async def connect_stdio(
     `options` go to `ClientSession`; `env`, `cwd`, `stderr` and
     `max_line_length` (bytes one incoming message may hold, default 16 MiB)
     to `stdio_client`.
+
+    Raises:
+        TransportError: the server closed the connection, or its process
+            ended (the message tells its exit status and the tail of its
+            stderr), during negotiation or a request.
+        NegotiationError: as `ClientSession`.
     """
     from .transports.stdio import stdio_client
 

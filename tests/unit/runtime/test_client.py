@@ -568,16 +568,54 @@ async def test_connect_stdio_spawns_negotiates_and_shuts_down() -> None:
             assert result.content[0].text == "hi"  # type: ignore[union-attr]
 
 
+DYING_AT_START = (
+    "import sys; sys.stderr.write('starting\\n' + 'x' * 9000 + "
+    "'\\nfatal: no config file\\n'); sys.exit(3)"
+)
+
+
 @pytest.mark.anyio
-async def test_a_server_dying_before_it_answers_fails_fast() -> None:
-    with anyio.fail_after(LIMIT), pytest.raises(TransportError):
+@pytest.mark.parametrize("stderr", ["inherit", "capture", "discard", "callback"])
+async def test_a_server_dying_at_start_reports_its_status_and_stderr(
+    stderr: str, capfd: pytest.CaptureFixture[str]
+) -> None:
+    lines: list[str] = []
+    option: Any = lines.append if stderr == "callback" else stderr
+    with anyio.fail_after(LIMIT), pytest.raises(TransportError) as raised:
         async with connect_stdio(
-            [sys.executable, "-c", "import sys; sys.exit(3)"],
+            [sys.executable, "-c", DYING_AT_START],
             name="c",
             version="1",
-            stderr="discard",
+            stderr=option,
         ):
             pass
+    message = str(raised.value)
+    assert "exited with status 3" in message
+    assert message.endswith("fatal: no config file")
+    assert "starting" not in message  # only the tail
+    forwarded = capfd.readouterr().err
+    assert ("fatal: no config file" in forwarded) == (stderr == "inherit")
+    assert lines[-1:] == (["fatal: no config file"] if stderr == "callback" else [])
+
+
+DIES_ON_CALL = str(Path(__file__).parent / "session_programs" / "dies_on_call.py")
+
+
+@pytest.mark.anyio
+async def test_a_server_dying_later_fails_the_call_with_its_stderr() -> None:
+    with anyio.fail_after(LIMIT):
+        async with connect_stdio(
+            [sys.executable, DIES_ON_CALL],
+            name="c",
+            version="1",
+            stderr="capture",
+            versions=["2025-11-25"],
+        ) as client:
+            with pytest.raises(TransportError) as raised:
+                await v2025_11_25.Client(client).list_tools()
+    message = str(raised.value)
+    assert "exited with status 3" in message
+    assert message.endswith("fatal: tools/list is broken")
 
 
 # --- logging to the client ------------------------------------------------------
