@@ -435,6 +435,77 @@ async def test_a_client_without_the_capability_is_not_asked() -> None:
     assert caught.value.code == ErrorCode.INTERNAL_ERROR
 
 
+MULTI_SELECT = {
+    "message": "Pick colours",
+    "requestedSchema": {
+        "type": "object",
+        "properties": {
+            "name": {"type": "string"},
+            # 2025-11-25's multi-select enum; 2025-06-18 has no array fields.
+            "colours": {
+                "type": "array",
+                "items": {"type": "string", "enum": ["red", "green"]},
+            },
+        },
+    },
+}
+
+
+class MultiSelectClient(v2025_11_25.ClientHandlers):
+    """Answers elicitation with every option of each multi-select field."""
+
+    def __init__(self) -> None:
+        self.seen: list[v2025_11_25.ElicitRequestParams] = []
+
+    async def elicitation_create(
+        self, params: v2025_11_25.ElicitRequestParams
+    ) -> v2025_11_25.ElicitResult:
+        self.seen.append(params)
+        assert isinstance(params, v2025_11_25.ElicitRequestFormParams)
+        content: dict[str, v2025_11_25.ElicitResultContentValue] = {}
+        for name, field in params.requested_schema.properties.items():
+            if isinstance(field, v2025_11_25.UntitledMultiSelectEnumSchema):
+                content[name] = field.items.enum
+        return v2025_11_25.ElicitResult(action="accept", content=content)
+
+
+@asynccontextmanager
+async def legacy_server_and_client(
+    version: str, handlers: list[Any]
+) -> AsyncGenerator[Connection]:
+    """The server's connection to a client that negotiated `version`."""
+    client_end, server_end = memory_pair()
+    with anyio.fail_after(LIMIT):
+        async with (
+            Connection(server_end, session(version).handler()) as server,
+            ClientSession(
+                client_end, name="c", version="1", handlers=handlers
+            ) as client,
+        ):
+            assert client.protocol_version == version
+            yield server
+
+
+@pytest.mark.anyio
+async def test_a_server_request_of_a_newer_shape_reaches_the_handler() -> None:
+    """server-everything at 2025-06-18 sends a 2025-11-25 array field."""
+    answering = MultiSelectClient()
+    async with legacy_server_and_client("2025-06-18", [answering]) as server:
+        answer = await server.request("elicitation/create", MULTI_SELECT, Any)
+    assert answer == {"action": "accept", "content": {"colours": ["red", "green"]}}
+    assert len(answering.seen) == 1
+
+
+@pytest.mark.anyio
+async def test_a_server_request_no_revision_takes_is_invalid_params() -> None:
+    answering = MultiSelectClient()
+    async with legacy_server_and_client("2025-06-18", [answering]) as server:
+        with pytest.raises(RpcError) as raised:
+            await server.request("elicitation/create", {"message": 42}, Any)
+    assert raised.value.code == ErrorCode.INVALID_PARAMS
+    assert answering.seen == []
+
+
 async def _modern_round(
     connection: Connection, params: dict[str, Any]
 ) -> dict[str, Any]:
