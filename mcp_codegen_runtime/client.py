@@ -37,11 +37,9 @@ info and capabilities, log level) added. Requests for a capability the server
 did not declare raise `CapabilityError` without being sent. A modern result
 `InputRequiredResult` is answered with the client handlers (sampling,
 elicitation, roots) and the request retried, so callers only ever see the
-final result. A server→client request whose params the negotiated revision's
-types refuse is decoded as the newest revision of the same era has it (servers
-send newer shapes: server-everything at 2025-06-18 sends 2025-11-25 array
-fields), converted for the handler, and only refused with -32602 when that
-fails too.
+final result. The client handlers serve the server's requests as
+`client_serving.ClientDispatcher` says (newer shapes of params taken, defaults
+of elicitation forms filled in).
 """
 
 from __future__ import annotations
@@ -57,11 +55,11 @@ import msgspec
 from msgspec import UNSET, UnsetType
 
 from .adapt import RESULT_FILL, adapt, nearest
+from .client_serving import ClientDispatcher
 from .conversion import fit
-from .dispatch import Dispatcher, Handlers, implemented_methods, is_legacy, package_in
+from .dispatch import Handlers, implemented_methods, is_legacy, package_in
 from .errors import (
     CapabilityError,
-    InvalidParamsError,
     McpError,
     MessageTooLargeError,
     MethodNotFoundError,
@@ -205,9 +203,6 @@ class ClientSession:
         import mcp_codegen_types as root
 
         self._modules: Mapping[str, str] = root.MODULES
-        self._known: tuple[str, ...] = tuple(
-            v for v in root.KNOWN_VERSIONS if v != "draft"
-        )
         # The draft changes under its users: speak it only when asked to.
         allowed = tuple(versions or (v for v in root.KNOWN_VERSIONS if v != "draft"))
         self._packages = {v: package_in(root.MODULES, v) for v in allowed}
@@ -231,7 +226,7 @@ class ClientSession:
         self.server_info: Any = None
         self.server_capabilities: dict[str, Any] = {}
         self.instructions: str | None = None
-        self._dispatcher: Dispatcher | None = None
+        self._dispatcher: ClientDispatcher | None = None
         self._envelope: dict[str, Any] = {}
         self._sources: dict[Any, ModuleType] = {}
 
@@ -404,8 +399,7 @@ class ClientSession:
         self.era = era
         self.package = package
         if self._handlers:
-            served = adapt(nearest(package, self._handlers), package)
-            self._dispatcher = Dispatcher(served)
+            self._dispatcher = ClientDispatcher(self._handlers, package)
 
     def _remember(self, version: str, discover: bytes | None, ttl_s: float) -> None:
         if self._cache is not None and self._cache_key is not None:
@@ -589,46 +583,7 @@ class ClientSession:
     async def _serve(self, method: str, params: bytes | None) -> bytes | None:
         if self._dispatcher is None:
             raise MethodNotFoundError(method)
-        try:
-            return await self._dispatcher.dispatch(method, params)
-        except InvalidParamsError:
-            newer = self._newer_dispatcher(method, params)
-            if newer is None:
-                raise
-        # Servers send shapes of revisions newer than the one negotiated
-        # (server-everything at 2025-06-18 sends 2025-11-25 array fields).
-        return await newer.dispatch(method, params)
-
-    def _newer_dispatcher(self, method: str, params: bytes | None) -> Dispatcher | None:
-        """A dispatcher of the newest revision of the negotiated era, when the
-        negotiated revision's types refused `params` and that one's take them."""
-        package = self._negotiated()
-        if _takes(package, method, params) is not False:
-            return None  # no such method, or the handler refused the params
-        known, version = self._known, package.PROTOCOL_VERSION
-        later = known[known.index(version) + 1 :] if version in known else ()
-        same_era = [
-            p
-            for p in (package_in(self._modules, v) for v in later)
-            if is_legacy(p) == is_legacy(package)
-        ]
-        if not same_era or not _takes(same_era[-1], method, params):
-            return None
-        newest = same_era[-1]
-        return Dispatcher(adapt(nearest(newest, self._handlers), newest))
-
-
-def _takes(package: ModuleType, method: str, params: bytes | None) -> bool | None:
-    """Whether `params` decode as `method`'s params in `package` (None: the
-    revision has no such method, or it takes no params)."""
-    spec = package.METHODS.get(method)
-    if spec is None or spec.params is None:
-        return None
-    try:
-        Dispatcher.decode_params(spec, params)
-    except InvalidParamsError:
-        return False
-    return True
+        return await self._dispatcher.dispatch(method, params)
 
 
 def _without_envelope(body: Any) -> Any:
