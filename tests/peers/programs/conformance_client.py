@@ -2,9 +2,10 @@
 
 Connects with `connect_http` at default settings and, when the server has
 tools, lists them and calls each once, with an argument of the right JSON type
-for each property of its input schema; elicitation is accepted with empty content (so the schema's
-defaults are what the server gets). `MCP_CONFORMANCE_SCENARIO` names the
-scenario; this client does the same for all of them.
+for each property of its input schema. Elicitation is accepted with empty
+content (so the schema's defaults are what the server gets).
+`MCP_CONFORMANCE_SCENARIO` names the scenario; this client does the same for
+all of them.
 """
 
 from __future__ import annotations
