@@ -14,8 +14,9 @@ every dated revision; the draft only when named):
 1. If modern versions (2026-07-28 and later) are allowed, it probes with
    `server/discover` at the newest one. A `DiscoverResult` settles the newest
    version both sides speak; -32022 lists the server's versions to pick from.
-   Any other error, or no answer within `probe_timeout`, means a server of the
-   handshake era.
+   Any other error, an answer that is no `DiscoverResult` (a lenient legacy
+   server may answer any method with `{}`), or no answer within
+   `probe_timeout`, means a server of the handshake era.
 2. Else, or after that fallback, the `initialize` handshake at the newest
    allowed legacy version; a server answering a version not allowed ends the
    session with `NegotiationError`.
@@ -24,6 +25,11 @@ A `VersionCache` shared between sessions remembers what each server spoke, so
 the next session with the same `cache_key` skips the probe of a legacy server,
 and re-uses a modern server's discover result while its `ttlMs` lasts.
 
+Every request waits at most `request_timeout` seconds (default 60, the
+official TypeScript SDK's; `request(..., timeout=)` per call, None for no
+limit) and then raises `RequestTimeoutError`, so a lost answer never hangs a
+call.
+
 Typed clients of any revision work on any session: a call written against
 another revision than the negotiated one is converted both ways (see
 `adapt`). Modern requests get the `_meta` envelope (protocol version, client
@@ -31,29 +37,37 @@ info and capabilities, log level) added. Requests for a capability the server
 did not declare raise `CapabilityError` without being sent. A modern result
 `InputRequiredResult` is answered with the client handlers (sampling,
 elicitation, roots) and the request retried, so callers only ever see the
-final result.
+final result. The client handlers serve the server's requests as
+`client_serving.ClientDispatcher` says (newer shapes of params taken, defaults
+of elicitation forms filled in).
 """
 
 from __future__ import annotations
 
+import logging
 import time
 import typing
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 import msgspec
+from msgspec import UNSET, UnsetType
 
 from .adapt import RESULT_FILL, adapt, nearest
+from .client_serving import ClientDispatcher
 from .conversion import fit
-from .dispatch import Dispatcher, Handlers, implemented_methods, is_legacy, package_in
+from .dispatch import Handlers, implemented_methods, is_legacy, package_in
 from .errors import (
     CapabilityError,
+    McpError,
+    MessageTooLargeError,
     MethodNotFoundError,
     NegotiationError,
     ProtocolError,
     RequestTimeoutError,
     RpcError,
+    TransportError,
 )
 from .jsonrpc import Connection
 from .meta import (
@@ -70,6 +84,7 @@ from .session import (
     UNSUPPORTED_PROTOCOL_VERSION,
     version_order,
 )
+from .transports.lines import DEFAULT_MAX_LINE_LENGTH
 from .wire import decode, to_builtins
 
 if TYPE_CHECKING:
@@ -83,7 +98,12 @@ if TYPE_CHECKING:
 
 __all__ = ["ClientSession", "VersionCache", "connect_stdio"]
 
+logger = logging.getLogger(__name__)
+
 DEFAULT_PROBE_TIMEOUT = 10.0
+DEFAULT_REQUEST_TIMEOUT = 60.0
+"""Seconds a request waits for its result unless told otherwise (the official
+TypeScript SDK's default), so a lost answer fails the call, never hangs it."""
 MAX_INPUT_ROUNDS = 16
 
 _SERVER_CAPABILITY = {
@@ -101,6 +121,16 @@ _CLIENT_CAPABILITY = {
     "roots/list": "roots",
 }
 """The client capability declared for each server→client request handled."""
+
+
+@typing.runtime_checkable
+class _ReportsExit(Protocol):
+    """A transport to a server process (`StdioClientTransport`)."""
+
+    @property
+    def returncode(self) -> int | None: ...
+
+    async def exit_report(self, *, wait: float = ...) -> str: ...
 
 
 @dataclass
@@ -131,16 +161,6 @@ class VersionCache:
         self._known[key] = _Known(version, discover, time.monotonic() + ttl_s)
 
 
-class _SupportedProbe(msgspec.Struct):
-    supported_versions: list[Any] | None = msgspec.field(
-        default=None, name="supportedVersions"
-    )
-
-
-class _TtlProbe(msgspec.Struct):
-    ttl_ms: int = msgspec.field(default=0, name="ttlMs")
-
-
 class ClientSession:
     """A negotiated client connection to one MCP server; see the module docstring.
 
@@ -153,7 +173,11 @@ class ClientSession:
             capabilities declared: sampling, elicitation, roots.
         versions: the protocol versions allowed (default: every dated one; the
             draft only when named).
-        probe_timeout: seconds to wait for the `server/discover` probe.
+        probe_timeout: seconds to wait for the `server/discover` probe (and
+            for `initialize`).
+        request_timeout: seconds every other request waits for its result
+            (default 60; None: no limit); `request(..., timeout=)` overrides
+            it per call.
         log_level: the modern `io.modelcontextprotocol/logLevel` of requests.
         cache, cache_key: remember the server's version between sessions.
 
@@ -171,6 +195,7 @@ class ClientSession:
         handlers: Sequence[Handlers] = (),
         versions: Sequence[str] | None = None,
         probe_timeout: float = DEFAULT_PROBE_TIMEOUT,
+        request_timeout: float | None = DEFAULT_REQUEST_TIMEOUT,
         log_level: str | None = None,
         cache: VersionCache | None = None,
         cache_key: str | None = None,
@@ -190,6 +215,7 @@ class ClientSession:
         self.version = version
         self.log_level = log_level
         self.probe_timeout = probe_timeout
+        self.request_timeout = request_timeout
         self._handlers = tuple(handlers)
         self._cache = cache
         self._cache_key = cache_key
@@ -200,7 +226,7 @@ class ClientSession:
         self.server_info: Any = None
         self.server_capabilities: dict[str, Any] = {}
         self.instructions: str | None = None
-        self._dispatcher: Dispatcher | None = None
+        self._dispatcher: ClientDispatcher | None = None
         self._envelope: dict[str, Any] = {}
         self._sources: dict[Any, ModuleType] = {}
 
@@ -211,7 +237,12 @@ class ClientSession:
         try:
             await self.negotiate()
         except BaseException as exc:
+            explained = None
+            if isinstance(exc, TransportError | NegotiationError):
+                explained = await self._explained(exc)
             await self.connection.__aexit__(type(exc), exc, exc.__traceback__)
+            if explained is not None:
+                raise explained from exc
             raise
         return self
 
@@ -236,8 +267,11 @@ class ClientSession:
         if self.modern_versions and (
             cached is None or cached[0] in self.modern_versions
         ):
-            if cached is not None and cached[1] is not None:
-                self._settle_modern(cached[0], cached[1])
+            fresh = None if cached is None else cached[1]
+            if cached is not None and fresh is not None:
+                self._settle_modern(
+                    cached[0], fresh, self._discovered(cached[0], fresh)
+                )
                 return
             start = cached[0] if cached is not None else self.modern_versions[-1]
             if await self._probe(start):
@@ -271,12 +305,17 @@ class ClientSession:
                 continue
             except RequestTimeoutError:
                 return False
-            listed = msgspec.json.decode(raw, type=_SupportedProbe).supported_versions
-            best = self._pick(listed or [version])
+            try:
+                result = self._discovered(version, raw)
+            except msgspec.DecodeError as exc:
+                # A lenient legacy server answers any method with a result.
+                logger.info("server/discover answered no DiscoverResult: %s", exc)
+                return False
+            best = self._pick(result.supported_versions or [version])
             if best != version:
                 version = best
                 continue
-            self._settle_modern(version, raw)
+            self._settle_modern(version, raw, result)
             return True
         raise NegotiationError("the server kept changing its supported versions")
 
@@ -296,21 +335,21 @@ class ClientSession:
             )
         return common[-1]
 
-    def _settle_modern(self, version: str, discover: bytes) -> None:
-        package = self._packages[version]
-        try:
-            result = self._decode(discover, package.DiscoverResult)
-        except msgspec.DecodeError as exc:
-            raise ProtocolError(
-                f"server/discover answered no DiscoverResult: {exc}"
-            ) from None
+    def _discovered(self, version: str, discover: bytes) -> Any:
+        """`discover` as `version`'s `DiscoverResult`.
+
+        Raises:
+            msgspec.DecodeError: it is none.
+        """
+        return self._decode(discover, self._packages[version].DiscoverResult)
+
+    def _settle_modern(self, version: str, discover: bytes, result: Any) -> None:
         self._settle(version, "modern")
         self.server_info = getattr(result.meta, "server_info", None) or None
         self.server_capabilities = to_builtins(result.capabilities)
         self.instructions = result.instructions or None
         self._envelope = self._envelope_of(version)
-        ttl = msgspec.json.decode(discover, type=_TtlProbe).ttl_ms / 1000
-        self._remember(version, discover, ttl)
+        self._remember(version, discover, result.ttl_ms / 1000)
 
     async def _initialize(self) -> None:
         offered = self.legacy_versions[-1]
@@ -360,8 +399,7 @@ class ClientSession:
         self.era = era
         self.package = package
         if self._handlers:
-            served = adapt(nearest(package, self._handlers), package)
-            self._dispatcher = Dispatcher(served)
+            self._dispatcher = ClientDispatcher(self._handlers, package)
 
     def _remember(self, version: str, discover: bytes | None, ttl_s: float) -> None:
         if self._cache is not None and self._cache_key is not None:
@@ -404,9 +442,12 @@ class ClientSession:
         params: Any,
         result_type: Any,
         *,
-        timeout: float | None = None,  # noqa: ASYNC109 - passed to the engine
+        timeout: float | UnsetType | None = UNSET,  # noqa: ASYNC109 - to the engine
     ) -> Any:
         """Send a request and return its final result as `result_type`.
+
+        `timeout` is the seconds each round waits for its result (default:
+        the session's `request_timeout`; None: no limit).
 
         Raises:
             CapabilityError: the server did not declare the capability needed.
@@ -421,10 +462,18 @@ class ClientSession:
             raise MethodNotFoundError(method)
         source = self._source_of(result_type)
         wire_params = self._outgoing(params, spec, source is not package)
+        if isinstance(timeout, UnsetType):
+            timeout = self.request_timeout
         for _ in range(MAX_INPUT_ROUNDS):
-            result = await self.connection.request(
-                method, wire_params, spec.result, timeout=timeout
-            )
+            try:
+                result = await self.connection.request(
+                    method, wire_params, spec.result, timeout=timeout
+                )
+            except TransportError as exc:
+                explained = await self._explained(exc)
+                if explained is None:
+                    raise
+                raise explained from exc
             answered = getattr(package, "InputRequiredResult", None)
             if answered is None or not isinstance(result, answered):
                 return self._incoming(result, result_type, source is not package)
@@ -513,6 +562,22 @@ class ClientSession:
             body["requestState"] = result.request_state
         return body
 
+    async def _explained(self, exc: McpError) -> McpError | None:
+        """`exc` told with how the server process ended (its exit status and
+        the tail of its stderr), when the transport knows; else None."""
+        transport = self.connection.transport
+        if not isinstance(transport, _ReportsExit) or isinstance(
+            exc, MessageTooLargeError
+        ):
+            return None
+        if isinstance(exc, NegotiationError):
+            # Only a dead server explains a negotiation that failed.
+            report = await transport.exit_report(wait=0)
+            if transport.returncode is None:
+                return None
+            return NegotiationError(f"{exc}; {report}")
+        return TransportError(f"{exc}; {await transport.exit_report()}")
+
     # -- serving the server's requests and notifications --
 
     async def _serve(self, method: str, params: bytes | None) -> bytes | None:
@@ -558,6 +623,7 @@ async def connect_stdio(
     env: Mapping[str, str] | None = None,
     cwd: str | PathLike[str] | None = None,
     stderr: StderrOption = "inherit",
+    max_line_length: int = DEFAULT_MAX_LINE_LENGTH,
     **options: Any,
 ) -> AsyncGenerator[ClientSession]:
     """Spawn a stdio server, negotiate, and yield the session::
@@ -565,12 +631,22 @@ async def connect_stdio(
         async with connect_stdio(["python", "server.py"], name="me", version="1") as s:
             ...
 
-    `options` go to `ClientSession`; `env`, `cwd` and `stderr` to `stdio_client`.
+    `options` go to `ClientSession`; `env`, `cwd`, `stderr` and
+    `max_line_length` (bytes one incoming message may hold, default 16 MiB)
+    to `stdio_client`.
+
+    Raises:
+        TransportError: the server closed the connection, or its process
+            ended (the message tells its exit status and the tail of its
+            stderr), during negotiation or a request.
+        NegotiationError: as `ClientSession`.
     """
     from .transports.stdio import stdio_client
 
     async with (
-        stdio_client(command, env=env, cwd=cwd, stderr=stderr) as transport,
+        stdio_client(
+            command, env=env, cwd=cwd, stderr=stderr, max_line_length=max_line_length
+        ) as transport,
         ClientSession(transport, name=name, version=version, **options) as session,
     ):
         yield session

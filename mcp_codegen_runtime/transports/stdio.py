@@ -21,12 +21,16 @@ Framing is in `lines.py`. Decisions worth knowing:
   SIGTERM, wait `shutdown_timeouts[1]` seconds (default 2), send SIGKILL; the
   child is always reaped. End of stream is end of the child's stdout, so a
   crashed child makes `receive` raise `anyio.EndOfStream`; its exit status is
-  `StdioClientTransport.returncode` (or `await wait()`).
+  `StdioClientTransport.returncode` (or `await wait()`), and `exit_report()`
+  tells it with the tail of the child's stderr, which is always read through a
+  pipe and its last `stderr_limit` bytes kept, whatever else is done with it
+  (so "inherit" copies it to our `sys.stderr` as it comes).
 """
 
 from __future__ import annotations
 
 import asyncio
+import codecs
 import logging
 import os
 import stat
@@ -61,6 +65,8 @@ __all__ = [
     "DEFAULT_MAX_LINE_LENGTH",
     "DEFAULT_SHUTDOWN_TIMEOUTS",
     "DEFAULT_STDERR_LIMIT",
+    "EXIT_REPORT_STDERR",
+    "EXIT_REPORT_WAIT",
     "LineReader",
     "LineTooLongError",
     "StderrOption",
@@ -77,7 +83,11 @@ DEFAULT_SHUTDOWN_TIMEOUTS = (2.0, 2.0)
 """Seconds `stdio_client` waits after closing the child's stdin, then after
 SIGTERM, before escalating."""
 DEFAULT_STDERR_LIMIT = 64 * 1024
-"""Bytes of a child's stderr kept by `stderr="capture"` (the most recent)."""
+"""Bytes of a child's stderr kept (the most recent), see `stderr_text`."""
+EXIT_REPORT_STDERR = 4 * 1024
+"""Bytes of the child's stderr (its last) that `exit_report` quotes."""
+EXIT_REPORT_WAIT = 1.0
+"""Seconds `exit_report` waits for the child to exit and its stderr to end."""
 STDERR_EOF_GRACE = 1.0
 """Seconds to wait, once the child is reaped, for the rest of its stderr (a
 grandchild may still hold the pipe open)."""
@@ -85,9 +95,10 @@ grandchild may still hold the pipe open)."""
 StderrOption: TypeAlias = (
     Literal["inherit", "capture", "discard"] | Callable[[str], object]
 )
-"""What `stdio_client` does with the child's stderr: share ours ("inherit"),
-keep the tail of it ("capture"), drop it ("discard"), or call a function with
-each line (decoded as UTF-8, line ending removed)."""
+"""What `stdio_client` does with the child's stderr: copy it to ours
+("inherit"), only keep its tail ("capture"; "discard" too, shown nowhere but
+in `exit_report`), or call a function with each line (decoded as UTF-8, line
+ending removed). The tail is kept in every case."""
 
 
 # --- the server side: this process's stdin and stdout ---------------------------
@@ -419,7 +430,9 @@ class StdioClientTransport(StdioTransport):
         max_line_length: bytes one incoming line may hold.
         stderr_limit: bytes of stderr kept by `stderr_text`; also the longest
             line passed to `on_stderr_line`.
-        on_stderr_line: called with each line of stderr instead of keeping it.
+        on_stderr_line: called with each line of stderr.
+        forward_stderr: copy the child's stderr to ours (`sys.stderr`) as it
+            comes.
     """
 
     def __init__(
@@ -430,6 +443,7 @@ class StdioClientTransport(StdioTransport):
         max_line_length: int = DEFAULT_MAX_LINE_LENGTH,
         stderr_limit: int = DEFAULT_STDERR_LIMIT,
         on_stderr_line: Callable[[str], object] | None = None,
+        forward_stderr: bool = False,
     ) -> None:
         if process.stdin is None or process.stdout is None:
             raise ValueError("the process needs piped stdin and stdout")
@@ -442,6 +456,8 @@ class StdioClientTransport(StdioTransport):
         self.shutdown_timeouts = shutdown_timeouts
         self.stderr_limit = stderr_limit
         self._on_stderr_line = on_stderr_line
+        self._stderr_decoder = codecs.getincrementaldecoder("utf-8")("replace")
+        self._forward_stderr = forward_stderr
         self._stderr = bytearray()
         self._stderr_done = anyio.Event()
         self._stack: AsyncExitStack | None = None
@@ -464,9 +480,31 @@ class StdioClientTransport(StdioTransport):
     @property
     def stderr_text(self) -> str:
         """What the child wrote to stderr so far, at most its last
-        `stderr_limit` bytes, decoded as UTF-8; empty unless stderr is piped
-        and no `on_stderr_line` is given."""
+        `stderr_limit` bytes, decoded as UTF-8; empty unless stderr is piped."""
         return self._stderr.decode(errors="replace")
+
+    async def exit_report(self, *, wait: float = EXIT_REPORT_WAIT) -> str:
+        """How the child ended, for an error message: its exit status (waiting
+        up to `wait` seconds for it to exit, and for the rest of its stderr)
+        and the last `EXIT_REPORT_STDERR` bytes of its stderr, if any."""
+        process = self.process
+        with anyio.move_on_after(wait):
+            await process.wait()
+            if process.stderr is not None:
+                await self._stderr_done.wait()
+        code = process.returncode
+        if code is None:
+            report = "the server process is still running"
+        elif code < 0:
+            report = f"the server process was killed by signal {-code}"
+        else:
+            report = f"the server process exited with status {code}"
+        tail = bytes(self._stderr[-EXIT_REPORT_STDERR:]).strip()
+        if tail:
+            cut = "..." if len(self._stderr) > EXIT_REPORT_STDERR else ""
+            text = tail.decode(errors="replace")
+            report += f"; its stderr ended with:\n{cut}{text}"
+        return report
 
     async def __aenter__(self) -> Self:
         stack = AsyncExitStack()
@@ -503,9 +541,11 @@ class StdioClientTransport(StdioTransport):
         pending = bytearray()
         try:
             async for chunk in stream:
+                self._stderr += chunk
+                del self._stderr[: -self.stderr_limit]
+                if self._forward_stderr:
+                    self._copy_to_stderr(chunk)
                 if self._on_stderr_line is None:
-                    self._stderr += chunk
-                    del self._stderr[: -self.stderr_limit]
                     continue
                 pending += chunk
                 *lines, pending = pending.split(b"\n")
@@ -520,6 +560,17 @@ class StdioClientTransport(StdioTransport):
             if pending:
                 self._stderr_line(pending)
             self._stderr_done.set()
+
+    def _copy_to_stderr(self, chunk: bytes) -> None:
+        text = self._stderr_decoder.decode(chunk)
+        # Looked up on each write: the caller may redirect sys.stderr.
+        ours = sys.stderr
+        if text and ours is not None:
+            try:
+                ours.write(text)
+                ours.flush()
+            except (OSError, ValueError) as exc:  # closed or broken
+                logger.debug("cannot copy the child's stderr: %r", exc)
 
     def _stderr_line(self, line: bytearray) -> None:
         assert self._on_stderr_line is not None
@@ -584,14 +635,15 @@ async def stdio_client(
         env: the child's whole environment (None: inherit ours). To add to
             ours, pass ``{**os.environ, ...}``.
         cwd: the child's working directory (None: ours).
-        stderr: "inherit" (the default), "capture" (keep the last
-            `stderr_limit` bytes, see `StdioClientTransport.stderr_text`),
-            "discard", or a function called with each line.
+        stderr: "inherit" (the default: copied to our `sys.stderr`),
+            "capture", "discard", or a function called with each line. The
+            last `stderr_limit` bytes are kept in every case (see
+            `StdioClientTransport.stderr_text` and `exit_report`).
         shutdown_timeouts: seconds to wait after closing stdin, then after
             SIGTERM.
         max_line_length: bytes one incoming line may hold.
-        stderr_limit: bytes of stderr kept by "capture"; also the longest line
-            passed to a callback.
+        stderr_limit: bytes of stderr kept; also the longest line passed to a
+            callback.
 
     Raises:
         OSError: the program cannot be started (e.g. FileNotFoundError).
@@ -599,23 +651,15 @@ async def stdio_client(
     if isinstance(command, str | bytes) or not command:
         raise ValueError(f"command must be a non-empty list of arguments: {command!r}")
     on_line: Callable[[str], object] | None = None
-    target: int | None
-    if stderr == "inherit":
-        target = None
-    elif stderr == "discard":
-        target = subprocess.DEVNULL
-    elif stderr == "capture":
-        target = subprocess.PIPE
-    elif callable(stderr):
-        target = subprocess.PIPE
+    if callable(stderr):
         on_line = stderr
-    else:
+    elif stderr not in ("inherit", "capture", "discard"):
         raise ValueError(f"unknown stderr option: {stderr!r}")
     process = await anyio.open_process(
         list(command),
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
-        stderr=target,
+        stderr=subprocess.PIPE,
         cwd=cwd,
         env=env,
     )
@@ -626,6 +670,7 @@ async def stdio_client(
             max_line_length=max_line_length,
             stderr_limit=stderr_limit,
             on_stderr_line=on_line,
+            forward_stderr=stderr == "inherit",
         )
     except BaseException:
         with anyio.CancelScope(shield=True):

@@ -31,10 +31,12 @@ What the peers do, as pinned below:
 - server→client requests: server-everything registers its sampling,
   elicitation and roots tools only for clients declaring those capabilities
   (2024-11-05 has no elicitation, so no elicitation tool there), sends them
-  mid-call and reports what the client answered. The Python SDK sends them
-  mid-call up to 2025-11-25, and from 2026-07-28 answers `tools/call` with an
-  `InputRequiredResult` batching the questions, which our client answers and
-  retries transparently.
+  mid-call and reports what the client answered. Its elicitation schema has
+  defaults (filled in by our client for the fields its handler leaves out)
+  and, even at 2025-06-18, a 2025-11-25 multi-select (`type: "array"`) field.
+  The Python SDK sends them mid-call up to 2025-11-25, and from 2026-07-28
+  answers `tools/call` with an `InputRequiredResult` batching the questions,
+  which our client answers and retries transparently.
 - discovery: server-everything answers `server/discover` -32601. The Python
   SDK answers a probe at "draft" (the newest version our client allows by
   default) -32022 with `data: {"supported": ["2026-07-28"], "requested":
@@ -642,7 +644,7 @@ class AnsweringHandlers(v2025_11_25.ClientHandlers):
 
 
 @pytest.mark.anyio
-@pytest.mark.parametrize("negotiated", ["2025-11-25", "2024-11-05"])
+@pytest.mark.parametrize("negotiated", ["2025-11-25", "2025-06-18", "2024-11-05"])
 async def test_server_everything_asks_the_client(
     commands: dict[str, list[str]], negotiated: str
 ) -> None:
@@ -693,9 +695,13 @@ async def test_server_everything_asks_the_client(
                 elicited = await client.call_tool(
                     name="trigger-elicitation-request", arguments={}
                 )
+                # The fields our handler left out get the schema's defaults
+                # (SEP-1034); at 2025-06-18 the schema holds a 2025-11-25
+                # multi-select field, which the handler still gets.
                 assert texts(elicited)[:2] == [
                     "✅ User provided the requested information!",
-                    "User inputs:\n- Name: Ada\n- Agreed to terms: true",
+                    "User inputs:\n- Name: Ada\n- Agreed to terms: true\n"
+                    "- Favorite Integer: 42\n- Favorite Number: 3.14",
                 ]
                 _, params = next(a for a in handlers.asked if a[0] == "elicitation")
                 assert params.message == (

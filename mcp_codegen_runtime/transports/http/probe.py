@@ -23,7 +23,9 @@ How answers are read:
   and -32601 with 404 (modern servers MUST answer an unknown method so).
 - 2xx with a JSON-RPC result is `ModernOk`; with another error it is a legacy
   server refusing a request it cannot place (-32601 in 200 included), so
-  `FallbackInitialize`. An SSE stream is `ReadStream`.
+  `FallbackInitialize`. So is a result that does not fit `result_type`, when
+  given (say the revision's `DiscoverResult`): a lenient legacy server may
+  answer any method with some result, even `{}`. An SSE stream is `ReadStream`.
 - 4xx without a recognized modern error: 400 is `FallbackInitialize` (a legacy
   Streamable HTTP server refusing the unknown version or the missing
   session); 404 and 405 are `FallbackLegacySse` (nothing takes POST here).
@@ -53,6 +55,7 @@ from urllib.parse import urljoin, urlsplit
 import msgspec
 
 from ...errors import ErrorCode
+from ...wire import convert
 from .headers import HEADER_MISMATCH, UNSUPPORTED_PROTOCOL_VERSION, media_type
 
 if TYPE_CHECKING:
@@ -226,11 +229,19 @@ def classify_modern_reply(
     requested: str,
     modern_versions: Sequence[str],
     legacy_versions: Sequence[str] = (),
+    result_type: Any = None,
 ) -> ModernOutcome:
     """What a JSON-RPC response to a 2026 request (sent at `requested`) says
-    about the server."""
+    about the server; a result that does not fit `result_type` (when given)
+    is a legacy server's."""
     code = _error_code(reply)
     if code is None:
+        if result_type is not None:
+            try:
+                convert(reply["result"], result_type)
+            except msgspec.ValidationError as exc:
+                name = getattr(result_type, "__name__", repr(result_type))
+                return FallbackInitialize(f"the result is no {name}: {exc}")
         return ModernOk(reply)
     if code == UNSUPPORTED_PROTOCOL_VERSION:
         return _version_outcome(reply, requested, modern_versions, legacy_versions)
@@ -247,6 +258,7 @@ def classify_modern(
     requested: str,
     modern_versions: Sequence[str],
     legacy_versions: Sequence[str] = (),
+    result_type: Any = None,
 ) -> ModernOutcome:
     """What the HTTP answer to a 2026 request (sent at `requested`) says
     about the server.
@@ -258,6 +270,8 @@ def classify_modern(
         requested: the protocol version the request named.
         modern_versions: the modern versions the client speaks, oldest first.
         legacy_versions: the legacy versions the client speaks.
+        result_type: the type a modern server's result has (say the
+            revision's `DiscoverResult`); None takes any result.
     """
     kind = media_type(content_type)
     reply = _reply(body) if kind == _JSON else None
@@ -270,6 +284,7 @@ def classify_modern(
             requested=requested,
             modern_versions=modern_versions,
             legacy_versions=legacy_versions,
+            result_type=result_type,
         )
     code = None if reply is None else _error_code(reply)
     if reply is not None and 400 <= status < 500:

@@ -22,8 +22,10 @@ from mcp_codegen_runtime.client_requests import log_to_client, request_client
 from mcp_codegen_runtime.errors import (
     CapabilityError,
     ErrorCode,
+    McpError,
     MethodNotFoundError,
     NegotiationError,
+    RequestTimeoutError,
     RpcError,
     TransportError,
 )
@@ -131,6 +133,31 @@ async def test_a_probe_without_answer_falls_back_to_initialize() -> None:
 
     async with client_of(silent_on_discover, probe_timeout=0.2) as client:
         assert client.protocol_version == "2025-11-25"
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize(
+    "answer",
+    [
+        {},
+        {"supportedVersions": ["2026-07-28"]},
+        {"supportedVersions": "2026-07-28", "capabilities": {}},
+    ],
+)
+async def test_a_discover_answer_that_is_no_discover_result_falls_back(
+    answer: dict[str, Any],
+) -> None:
+    """A lenient legacy server answering any method with a result is no
+    modern server (the conformance suite's 2025 mocks answer `{}`)."""
+    legacy = session("2025-11-25").handler()
+
+    async def lenient(method: str, params: bytes | None) -> bytes | None:
+        if method == "server/discover":
+            return msgspec.json.encode(answer)
+        return await legacy(method, params)
+
+    async with client_of(lenient) as client:
+        assert (client.protocol_version, client.era) == ("2025-11-25", "legacy")
 
 
 @pytest.mark.anyio
@@ -248,6 +275,63 @@ async def test_a_method_the_revision_lacks_is_refused_locally() -> None:
     async with client_of(session("2025-11-25").handler()) as client:
         with pytest.raises(MethodNotFoundError):
             await client.request("server/discover", None, v2026_07_28.DiscoverResult)
+
+
+# --- request timeouts -----------------------------------------------------------
+
+
+def never_answering_tools() -> Handler:
+    """A 2025-11-25 server that never answers `tools/list`."""
+    legacy = session("2025-11-25").handler()
+
+    async def serve(method: str, params: bytes | None) -> bytes | None:
+        if method == "tools/list":
+            await anyio.sleep_forever()
+        return await legacy(method, params)
+
+    return serve
+
+
+@pytest.mark.anyio
+async def test_every_request_gets_the_session_timeout_by_default() -> None:
+    async with client_of(never_answering_tools(), request_timeout=0.2) as client:
+        assert ClientSession.__init__.__kwdefaults__["request_timeout"] == 60.0
+        with pytest.raises(RequestTimeoutError) as raised:
+            await v2025_11_25.Client(client).list_tools()
+        assert (raised.value.method, raised.value.timeout) == ("tools/list", 0.2)
+        # The session goes on.
+        assert (await v2025_11_25.Client(client).call_tool(**ECHO)).content
+
+
+@pytest.mark.anyio
+async def test_a_call_may_wait_longer_or_without_limit() -> None:
+    async with client_of(never_answering_tools(), request_timeout=0.1) as client:
+        result = v2025_11_25.ListToolsResult
+        with pytest.raises(RequestTimeoutError) as raised:
+            await client.request("tools/list", None, result, timeout=0.3)
+        assert raised.value.timeout == 0.3
+        with anyio.move_on_after(0.5) as waited:
+            await client.request("tools/list", None, result, timeout=None)
+        assert waited.cancelled_caught
+
+
+@pytest.mark.anyio
+async def test_connect_stdio_takes_the_line_limit() -> None:
+    with anyio.fail_after(LIMIT):
+        async with connect_stdio(
+            [sys.executable, ECHO_SERVER],
+            name="c",
+            version="1",
+            stderr="discard",
+            max_line_length=4096,
+            request_timeout=2.0,
+        ) as client:
+            typed = v2025_11_25.Client(client)
+            short = await typed.call_tool(name="echo", arguments={"message": "hi"})
+            assert short.content[0].text == "hi"  # type: ignore[union-attr]
+            # An answer over the limit is dropped; the call fails, never hangs.
+            with pytest.raises(McpError):
+                await typed.call_tool(name="echo", arguments={"message": "x" * 8192})
 
 
 # --- server→client requests, both eras ---------------------------------------
@@ -484,16 +568,54 @@ async def test_connect_stdio_spawns_negotiates_and_shuts_down() -> None:
             assert result.content[0].text == "hi"  # type: ignore[union-attr]
 
 
+DYING_AT_START = (
+    "import sys; sys.stderr.write('starting\\n' + 'x' * 9000 + "
+    "'\\nfatal: no config file\\n'); sys.exit(3)"
+)
+
+
 @pytest.mark.anyio
-async def test_a_server_dying_before_it_answers_fails_fast() -> None:
-    with anyio.fail_after(LIMIT), pytest.raises(TransportError):
+@pytest.mark.parametrize("stderr", ["inherit", "capture", "discard", "callback"])
+async def test_a_server_dying_at_start_reports_its_status_and_stderr(
+    stderr: str, capfd: pytest.CaptureFixture[str]
+) -> None:
+    lines: list[str] = []
+    option: Any = lines.append if stderr == "callback" else stderr
+    with anyio.fail_after(LIMIT), pytest.raises(TransportError) as raised:
         async with connect_stdio(
-            [sys.executable, "-c", "import sys; sys.exit(3)"],
+            [sys.executable, "-c", DYING_AT_START],
             name="c",
             version="1",
-            stderr="discard",
+            stderr=option,
         ):
             pass
+    message = str(raised.value)
+    assert "exited with status 3" in message
+    assert message.endswith("fatal: no config file")
+    assert "starting" not in message  # only the tail
+    forwarded = capfd.readouterr().err
+    assert ("fatal: no config file" in forwarded) == (stderr == "inherit")
+    assert lines[-1:] == (["fatal: no config file"] if stderr == "callback" else [])
+
+
+DIES_ON_CALL = str(Path(__file__).parent / "session_programs" / "dies_on_call.py")
+
+
+@pytest.mark.anyio
+async def test_a_server_dying_later_fails_the_call_with_its_stderr() -> None:
+    with anyio.fail_after(LIMIT):
+        async with connect_stdio(
+            [sys.executable, DIES_ON_CALL],
+            name="c",
+            version="1",
+            stderr="capture",
+            versions=["2025-11-25"],
+        ) as client:
+            with pytest.raises(TransportError) as raised:
+                await v2025_11_25.Client(client).list_tools()
+    message = str(raised.value)
+    assert "exited with status 3" in message
+    assert message.endswith("fatal: tools/list is broken")
 
 
 # --- logging to the client ------------------------------------------------------

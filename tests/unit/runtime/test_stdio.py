@@ -24,6 +24,7 @@ from mcp_codegen_runtime.transports import Transport
 from mcp_codegen_runtime.transports.lines import READ_CHUNK
 from mcp_codegen_runtime.transports.stdio import (
     DEFAULT_MAX_LINE_LENGTH,
+    EXIT_REPORT_STDERR,
     LineReader,
     LineTooLongError,
     StdioClientTransport,
@@ -588,14 +589,14 @@ async def test_stderr_is_inherited_by_default(
 ) -> None:
     transport = await run_report("to the parent's stderr")
     assert "to the parent's stderr" in capfd.readouterr().err
-    assert transport.stderr_text == ""
+    assert transport.stderr_text == "to the parent's stderr\n"
 
 
 @pytest.mark.anyio
 async def test_stderr_can_be_discarded(capfd: pytest.CaptureFixture[str]) -> None:
     transport = await run_report("to nowhere", stderr="discard")
     assert "to nowhere" not in capfd.readouterr().err
-    assert transport.stderr_text == ""
+    assert transport.stderr_text == "to nowhere\n"  # kept for exit_report
 
 
 @pytest.mark.anyio
@@ -615,4 +616,37 @@ async def test_stderr_lines_can_go_to_a_callback() -> None:
     received: list[str] = []
     transport = await run_report("first", "second ✓", stderr=received.append)
     assert received == ["first", "second ✓"]
-    assert transport.stderr_text == ""
+    assert transport.stderr_text == "first\nsecond ✓\n"
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize(
+    ("code", "expected"),
+    [
+        ("import sys; sys.stderr.write('bad\\n' * 2000 + 'worse'); sys.exit(3)", 3),
+        ("import os, signal; os.kill(os.getpid(), signal.SIGKILL)", -9),
+    ],
+)
+async def test_the_exit_report_tells_the_status_and_the_tail_of_stderr(
+    code: str, expected: int
+) -> None:
+    with anyio.fail_after(LIMIT):
+        async with stdio_client([sys.executable, "-c", code]) as transport:
+            with pytest.raises(anyio.EndOfStream):
+                await transport.receive()
+            report = await transport.exit_report()
+    if expected > 0:
+        assert report.startswith("the server process exited with status 3")
+        assert report.endswith("bad\nbad\nworse")
+        assert len(report) < EXIT_REPORT_STDERR + 200
+    else:
+        assert report == "the server process was killed by signal 9"
+
+
+@pytest.mark.anyio
+async def test_the_exit_report_of_a_running_child_says_so() -> None:
+    with anyio.fail_after(LIMIT):
+        async with stdio_client(program("report"), stderr="discard") as transport:
+            await transport.receive()
+            report = await transport.exit_report(wait=0)
+    assert report == "the server process is still running"

@@ -360,6 +360,36 @@ async def test_the_discover_probe_falls_back_to_initialize_on_a_legacy_server() 
     ]
 
 
+async def lenient_legacy(request: httpx.Request) -> httpx.Response:
+    """A 2025-11-25 server answering any unknown request with an empty result
+    (as the official conformance suite's 2025 mocks do)."""
+    if request.method != "POST":
+        return httpx.Response(405)
+    body = msgspec.json.decode(request.content)
+    if "id" not in body:
+        return httpx.Response(202)
+    result: dict[str, Any] = {}
+    if body["method"] == "initialize":
+        result = {
+            "protocolVersion": "2025-11-25",
+            "capabilities": {},
+            "serverInfo": {"name": "lenient", "version": "1"},
+        }
+    return httpx.Response(
+        200, json={"jsonrpc": "2.0", "id": body["id"], "result": result}
+    )
+
+
+@pytest.mark.anyio
+async def test_a_discover_answered_with_an_empty_result_falls_back() -> None:
+    with anyio.fail_after(LIMIT):
+        async with (
+            mock_client(lenient_legacy) as client,
+            connect_http("http://mcp.test/mcp", **CLIENT, http_client=client) as s,
+        ):
+            assert (s.protocol_version, s.era) == ("2025-11-25", "legacy")
+
+
 @pytest.mark.anyio
 async def test_modern_negotiation_and_calls_carry_the_2026_headers(
     served: Served,

@@ -30,6 +30,7 @@ from mcp_codegen_runtime.transports.http import (
     classify_modern_reply,
     legacy_endpoint,
 )
+from mcp_codegen_types import v2026_07_28
 from tests.conftest import SHARED_SCHEMAS
 
 EXAMPLES = SHARED_SCHEMAS / "2026-07-28" / "examples"
@@ -80,6 +81,51 @@ def test_a_result_is_a_modern_server() -> None:
     body = json.dumps(RESULT).encode()
     assert modern(200, body) == ModernOk(RESULT)
     assert modern(200, body, "application/json; charset=utf-8") == ModernOk(RESULT)
+
+
+@pytest.mark.parametrize(
+    "result", [{}, {"resultType": "complete"}, {"supportedVersions": "2026-07-28"}]
+)
+def test_a_result_that_is_no_discover_result_is_a_legacy_server(
+    result: dict[str, Any],
+) -> None:
+    body = json.dumps({"jsonrpc": "2.0", "id": 1, "result": result}).encode()
+    outcome = classify_modern(
+        200,
+        JSON,
+        body,
+        requested="2026-07-28",
+        modern_versions=MODERN,
+        result_type=v2026_07_28.DiscoverResult,
+    )
+    assert isinstance(outcome, FallbackInitialize)
+    assert "DiscoverResult" in outcome.reason
+    reply = json.loads(body)
+    assert classify_modern_reply(
+        reply,
+        requested="2026-07-28",
+        modern_versions=MODERN,
+        result_type=v2026_07_28.DiscoverResult,
+    ) == FallbackInitialize(outcome.reason)
+
+
+def test_a_discover_result_is_a_modern_server() -> None:
+    result = {
+        "supportedVersions": ["2026-07-28"],
+        "capabilities": {},
+        "cacheScope": "private",
+        "ttlMs": 0,
+    }
+    reply = {"jsonrpc": "2.0", "id": 1, "result": result}
+    outcome = classify_modern(
+        200,
+        JSON,
+        json.dumps(reply).encode(),
+        requested="2026-07-28",
+        modern_versions=MODERN,
+        result_type=v2026_07_28.DiscoverResult,
+    )
+    assert outcome == ModernOk(reply)
 
 
 def test_a_stream_has_to_be_read() -> None:
