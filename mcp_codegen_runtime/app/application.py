@@ -41,7 +41,7 @@ from ..errors import ErrorCode, RpcError
 from .changes import AppSession, ChangeFeed
 from .context import Context
 from .prompts import PromptSpec
-from .resources import ResourceSpec, TemplateSpec, contents_of
+from .resources import RESOURCE_NOT_FOUND, ResourceSpec, TemplateSpec, contents_of
 from .tools import ToolSpec
 
 if TYPE_CHECKING:
@@ -56,9 +56,6 @@ C = TypeVar("C", bound="Callable[..., Any]")
 
 MAX_COMPLETIONS = 100
 """The most values a `completion/complete` result may hold (the spec's)."""
-
-RESOURCE_NOT_FOUND = -32002
-"""The error of a read of a resource the server does not have (the spec's)."""
 
 
 class App:
@@ -328,17 +325,24 @@ class App:
         return self._page("resourceTemplates", listings, cursor)
 
     async def read_resource(self, uri: str) -> dict[str, Any]:
-        """`resources/read`: -32002 for a URI no resource or template has."""
+        """`resources/read`: -32002 for a URI no resource or template has, or
+        whose variables a template refuses (the message says why; the 2026
+        handlers send -32602)."""
         spec = self.resources.get(uri)
         if spec is not None:
             value = await _call(spec.func, {})
             return {"contents": contents_of(uri, spec.mime_type, value)}
+        refused: str | None = None
         for template in self.templates:
-            variables = template.template.match(uri)
-            if variables is not None:
+            variables = template.template.bind(uri)
+            if isinstance(variables, dict):
                 value = await _call(template.func, variables)
                 return {"contents": contents_of(uri, template.mime_type, value)}
-        raise RpcError(RESOURCE_NOT_FOUND, "Resource not found", {"uri": uri})
+            refused = refused or variables
+        message = "Resource not found"
+        if refused is not None:
+            message += f": {refused}"
+        raise RpcError(RESOURCE_NOT_FOUND, message, {"uri": uri})
 
     def list_prompts(self, cursor: str | None) -> dict[str, Any]:
         """A page of `prompts/list`."""
