@@ -14,7 +14,9 @@ Results, as MCP `CallToolResult` builtins:
   number...) → `structuredContent` and a text block holding its JSON; its
   `outputSchema` comes from the return annotation (non-object values are
   wrapped as `{"result": value}`, as the specification asks for objects), and
-  the value is checked against the annotation before it is sent.
+  the value is checked against the annotation before it is sent. NaN and
+  ±Infinity anywhere in it are refused (a tool error): JSON has no such
+  numbers, and msgspec would send them as `null`.
 
 Bad arguments are a tool execution error (`isError: true`) whose text says
 which argument and why, so a model can correct itself; an unknown tool is a
@@ -24,6 +26,7 @@ protocol error (-32602), raised by the registry.
 from __future__ import annotations
 
 import inspect
+import math
 import re
 import typing
 from dataclasses import dataclass, field
@@ -212,10 +215,37 @@ class ToolSpec:
         if self.wraps_result or not isinstance(structured, dict):
             structured = {"result": structured}
         text = msgspec.json.encode(structured).decode()
+        # msgspec writes NaN and ±Infinity as null, which breaks the output
+        # schema: look for them only when the JSON holds a null at all (a str
+        # search: `in` on bytes costs five times as much).
+        if "null" in text:
+            where = _non_finite(structured, "$")
+            if where is not None:
+                raise ValueError(
+                    f"tool {self.name} returned a value that is not a finite "
+                    f"number (NaN or Infinity) at {where}, which JSON cannot carry"
+                )
         return {
             "content": [{"type": "text", "text": text}],
             "structuredContent": structured,
         }
+
+
+def _non_finite(value: Any, path: str) -> str | None:
+    """The JSONPath of the first NaN or infinite float in builtins, or None."""
+    if isinstance(value, float):
+        return None if math.isfinite(value) else path
+    if isinstance(value, dict):
+        for key, item in typing.cast("dict[str, Any]", value).items():
+            found = _non_finite(item, f"{path}.{key}")
+            if found is not None:
+                return found
+    elif isinstance(value, list):
+        for index, item in enumerate(typing.cast("list[Any]", value)):
+            found = _non_finite(item, f"{path}[{index}]")
+            if found is not None:
+                return found
+    return None
 
 
 def _is_content(value: Any) -> bool:
