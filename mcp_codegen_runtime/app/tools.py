@@ -241,7 +241,7 @@ def _non_finite(value: Any, path: str) -> str | None:
             if found is not None:
                 return found
     elif isinstance(value, list):
-        for index, item in enumerate(typing.cast("list[Any]", value)):
+        for index, item in enumerate(typing.cast("Iterable[Any]", value)):
             found = _non_finite(item, f"{path}[{index}]")
             if found is not None:
                 return found

@@ -77,7 +77,9 @@ async def test_a_tool_returning_nan_is_a_tool_error_and_the_app_serves_on() -> N
         typed = v2025_11_25.Client(client)
         failed = await typed.call_tool(name="divide", arguments={"a": 1, "b": 0})
         assert failed.is_error is True
-        text = failed.content[0].text  # type: ignore[union-attr]
+        content = failed.content[0]
+        assert isinstance(content, v2025_11_25.TextContent)
+        text = content.text
         assert text.startswith("Error in tool divide:")
         assert "not a finite number" in text
         fine = await typed.call_tool(name="divide", arguments={"a": 1, "b": 4})
