@@ -28,6 +28,7 @@ import urllib.parse
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from .calls import runs_in_thread
 from .tools import describe
 
 if TYPE_CHECKING:
@@ -151,6 +152,8 @@ class ResourceSpec:
     func: Callable[..., Any]
     listing: dict[str, Any]
     mime_type: str | None
+    threaded: bool = False
+    """Whether reads run in a worker thread (see `calls.py`)."""
 
     @classmethod
     def from_function(
@@ -162,11 +165,14 @@ class ResourceSpec:
         title: str | None = None,
         description: str | None = None,
         mime_type: str | None = None,
+        run_in_thread: bool = True,
     ) -> ResourceSpec:
-        """The spec of a resource at `uri` read by calling `func()`."""
+        """The spec of a resource at `uri` read by calling `func()`
+        (`run_in_thread=False`: a plain function is called on the loop)."""
         listing: dict[str, Any] = {"uri": uri, "name": name or func.__name__}
         _describe(listing, func, title, description, mime_type)
-        return cls(uri, func, listing, mime_type)
+        threaded = runs_in_thread(func, run_in_thread)
+        return cls(uri, func, listing, mime_type, threaded)
 
 
 @dataclass
@@ -177,6 +183,8 @@ class TemplateSpec:
     func: Callable[..., Any]
     listing: dict[str, Any]
     mime_type: str | None
+    threaded: bool = False
+    """Whether reads run in a worker thread (see `calls.py`)."""
 
     @classmethod
     def from_function(
@@ -188,8 +196,10 @@ class TemplateSpec:
         title: str | None = None,
         description: str | None = None,
         mime_type: str | None = None,
+        run_in_thread: bool = True,
     ) -> TemplateSpec:
-        """The spec of a template read by calling `func(**variables)`.
+        """The spec of a template read by calling `func(**variables)`
+        (`run_in_thread=False`: a plain function is called on the loop).
 
         Raises:
             ValueError: the function lacks a parameter for a variable.
@@ -207,7 +217,8 @@ class TemplateSpec:
             "name": name or func.__name__,
         }
         _describe(listing, func, title, description, mime_type)
-        return cls(template, func, listing, mime_type)
+        threaded = runs_in_thread(func, run_in_thread)
+        return cls(template, func, listing, mime_type, threaded)
 
 
 def _describe(

@@ -34,6 +34,8 @@ from typing import TYPE_CHECKING, Any
 
 import msgspec
 
+from .calls import runs_in_thread
+
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Mapping
 
@@ -95,6 +97,8 @@ class ToolSpec:
     output_schema: dict[str, Any] | None
     wraps_result: bool
     listing: dict[str, Any] = field(default_factory=dict[str, Any])
+    threaded: bool = False
+    """Whether calls run in a worker thread (see `calls.py`)."""
 
     @classmethod
     def from_function(
@@ -110,12 +114,14 @@ class ToolSpec:
         headers: Mapping[str, str] | None = None,
         context_type: type | None = None,
         input_schema: Mapping[str, Any] | None = None,
+        run_in_thread: bool = True,
     ) -> ToolSpec:
         """Build the spec of `func` (see the module docstring).
 
         `headers` maps parameter names to `x-mcp-header` names (2026).
         `input_schema` replaces the derived `inputSchema` in the listing, as
         is (arguments are still validated against the signature).
+        `run_in_thread=False` calls a plain function on the event loop.
 
         Raises:
             ValueError: a bad tool name, or `*args`/`**kwargs` parameters.
@@ -176,6 +182,7 @@ class ToolSpec:
             output_schema,
             wraps,
             listing,
+            runs_in_thread(func, run_in_thread),
         )
 
     def bind(self, arguments: Mapping[str, Any] | None) -> dict[str, Any] | str:
