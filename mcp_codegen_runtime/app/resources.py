@@ -12,10 +12,10 @@ anything, `{/var}` one `/`-prefixed segment, `{?a,b}`/`{&a}` query
 parameters; values are percent-decoded.
 
 A decoded value is refused when it holds more than its expression promises:
-a `{var}` or `{/var}` value holding `/` or `\\` (RFC 6570 encodes
-them in a simple expansion, so `%2F` cannot smuggle a path in), or one that is
-the dot-segment `.` or `..`; and any value holding a control character (NUL
-included). Only `{+var}` and `{#var}` may span segments.
+a `{var}` or `{/var}` value holding `/` or `\\` (RFC 6570 encodes them in a
+simple expansion, so `%2F` cannot smuggle a path in) or being the dot-segment
+`.` or `..`, and any value holding a control character (NUL included). Only
+`{+var}` and `{#var}` may span segments. A refused URI is not found.
 """
 
 from __future__ import annotations
