@@ -12,6 +12,7 @@ import msgspec
 import pytest
 
 from mcp_codegen_runtime.app import App, Context
+from mcp_codegen_runtime.app.context import elicit_params
 from mcp_codegen_runtime.jsonrpc import current_request
 from mcp_codegen_runtime.wire import UNSET
 from mcp_codegen_types import v2025_11_25, v2026_07_28
@@ -45,6 +46,25 @@ class Watcher(Answers):
         self.logged.append(params.data)
 
 
+class Helper(Watcher):
+    """Also samples and lists roots."""
+
+    async def sampling_create_message(
+        self, params: v2025_11_25.CreateMessageRequestParams
+    ) -> v2025_11_25.CreateMessageResult:
+        text = v2025_11_25.TextContent(text=f"max {params.max_tokens}")
+        return v2025_11_25.CreateMessageResult(
+            role="assistant", content=text, model="m"
+        )
+
+    async def roots_list(
+        self, params: v2025_11_25.RequestParams
+    ) -> v2025_11_25.ListRootsResult:
+        return v2025_11_25.ListRootsResult(
+            roots=[v2025_11_25.Root(uri="file:///work", name="work")]
+        )
+
+
 def make_app(loop_thread: list[int]) -> App:
     app = App("threaded-context")
 
@@ -57,6 +77,20 @@ def make_app(loop_thread: list[int]) -> App:
         sent = ctx.sync.info({"step": "done"})
         answer = ctx.sync.elicit("Your name?", NAME)
         return f"{ctx.request_id} {sent} {answer['content']['name']}"
+
+    @app.tool()
+    def gather(ctx: Context) -> str:
+        hello = [{"role": "user", "content": {"type": "text", "text": "hi"}}]
+        sampled = ctx.sync.sample(hello, max_tokens=7, system_prompt="be brief")
+        roots = ctx.sync.list_roots()
+        both = ctx.sync.ask_many(
+            {"name": ("elicitation/create", elicit_params("Name?", NAME))}
+        )
+        logged = ctx.sync.log("warning", "careful", logger="gather")
+        return (
+            f"{sampled['content']['text']} {roots[0]['name']} "
+            f"{both['name']['content']['name']} {logged}"
+        )
 
     @app.tool(run_in_thread=False)
     def on_loop(ctx: Context) -> str:
@@ -95,6 +129,19 @@ async def test_a_threaded_tool_reports_progress_logs_and_asks(version: str) -> N
     assert request_id
     assert watcher.progress[-2:] == [(1, 2), (2, 2)]
     assert {"step": "done"} in watcher.logged
+
+
+@pytest.mark.anyio
+async def test_a_threaded_tool_samples_lists_roots_and_asks_many() -> None:
+    helper = Helper()
+    app = make_app([threading.get_ident()])
+    async with client_of(app, "2025-11-25", handlers=[helper]) as client:
+        result = await v2025_11_25.Client(client).call_tool(name="gather")
+        content = result.content[0]
+        assert isinstance(content, v2025_11_25.TextContent)
+        assert content.text == "max 7 work Ada True"
+        await anyio.wait_all_tasks_blocked()
+    assert "careful" in helper.logged
 
 
 @pytest.mark.anyio
