@@ -16,6 +16,11 @@ app answers clients of all six. Capabilities follow what is registered. Lists
 are paginated when `page_size` is set, with opaque cursors signed by the app
 (a forged or foreign cursor is -32602). Lists are in registration order.
 
+Plain `def` functions run in worker threads, at most `max_threads` (40) at
+once, so a slow one does not stall the other clients; `run_in_thread=False`
+keeps one on the event loop; a function's `SystemExit` or `KeyboardInterrupt`
+is an error of its call (see `calls.py`).
+
 Optional extras: `@app.completion()` answers `completion/complete` for prompt
 arguments and template variables; `App(subscriptions=True)` accepts the
 legacy `resources/subscribe` and `resources/unsubscribe` for known resources.
@@ -31,21 +36,23 @@ for legacy clients).
 from __future__ import annotations
 
 import base64
-import inspect
 import os
+from functools import partial
 from typing import TYPE_CHECKING, Any, TypeVar
 
+import anyio
 import msgspec
 
 from ..errors import ErrorCode, RpcError
+from .calls import DEFAULT_MAX_THREADS, call, runs_in_thread
 from .changes import AppSession, ChangeFeed
 from .context import Context
 from .prompts import PromptSpec
-from .resources import ResourceSpec, TemplateSpec, contents_of
+from .resources import RESOURCE_NOT_FOUND, ResourceSpec, TemplateSpec, contents_of
 from .tools import ToolSpec
 
 if TYPE_CHECKING:
-    from collections.abc import Awaitable, Callable, Mapping, Sequence
+    from collections.abc import Callable, Mapping, Sequence
 
     from ..session import ServerSession
 
@@ -56,9 +63,6 @@ C = TypeVar("C", bound="Callable[..., Any]")
 
 MAX_COMPLETIONS = 100
 """The most values a `completion/complete` result may hold (the spec's)."""
-
-RESOURCE_NOT_FOUND = -32002
-"""The error of a read of a resource the server does not have (the spec's)."""
 
 
 class App:
@@ -74,6 +78,8 @@ class App:
         list_changed: advertise `listChanged: true` for tools, prompts and
             resources, and send legacy clients their list_changed
             notifications (2026 subscriptions are told regardless).
+        max_threads: how many plain functions may run at once, each in a
+            worker thread (`app.threads.total_tokens` changes it later).
     """
 
     def __init__(
@@ -86,6 +92,7 @@ class App:
         versions: Sequence[str] | None = None,
         subscriptions: bool = False,
         list_changed: bool = True,
+        max_threads: int = DEFAULT_MAX_THREADS,
     ) -> None:
         self.name = name
         self.version = version
@@ -97,12 +104,15 @@ class App:
         self.templates: list[TemplateSpec] = []
         self.prompts: dict[str, PromptSpec] = {}
         self.completer: Callable[..., Any] | None = None
+        self._completer_threaded = False
         self.subscriptions = subscriptions
         self.subscribed: set[str] = set()
         self.list_changed = list_changed
         self.changes = ChangeFeed()
         """The legacy connections and 2026 subscriptions told of changes."""
         self._cursor_key = os.urandom(32)
+        self.threads = anyio.CapacityLimiter(max_threads)
+        """The worker threads plain functions run in."""
 
     # -- registration --
 
@@ -117,9 +127,11 @@ class App:
         task_support: str | None = None,
         headers: Mapping[str, str] | None = None,
         input_schema: Mapping[str, Any] | None = None,
+        run_in_thread: bool = True,
     ) -> Callable[[F], F]:
         """Register a function as a tool (see `tools.py` for the mapping);
-        `input_schema` lists a hand-written schema instead of the derived one."""
+        `input_schema` lists a hand-written schema instead of the derived one;
+        `run_in_thread=False` calls a plain function on the event loop."""
 
         def register(func: F) -> F:
             spec = ToolSpec.from_function(
@@ -133,6 +145,7 @@ class App:
                 headers=headers,
                 context_type=Context,
                 input_schema=input_schema,
+                run_in_thread=run_in_thread,
             )
             if spec.name in self.tools:
                 raise ValueError(f"tool {spec.name!r} is already registered")
@@ -150,15 +163,18 @@ class App:
         title: str | None = None,
         description: str | None = None,
         mime_type: str | None = None,
+        run_in_thread: bool = True,
     ) -> Callable[[F], F]:
-        """Register a resource (a URI) or a template (a URI with `{...}`)."""
+        """Register a resource (a URI) or a template (a URI with `{...}`);
+        `run_in_thread=False` calls a plain function on the event loop."""
 
         def register(func: F) -> F:
-            options = {
+            options: dict[str, Any] = {
                 "name": name,
                 "title": title,
                 "description": description,
                 "mime_type": mime_type,
+                "run_in_thread": run_in_thread,
             }
             if "{" in uri:
                 self.templates.append(TemplateSpec.from_function(uri, func, **options))
@@ -178,8 +194,10 @@ class App:
         title: str | None = None,
         description: str | None = None,
         arguments: Mapping[str, str] | None = None,
+        run_in_thread: bool = True,
     ) -> Callable[[F], F]:
-        """Register a prompt; `arguments` describes its arguments by name."""
+        """Register a prompt; `arguments` describes its arguments by name;
+        `run_in_thread=False` calls a plain function on the event loop."""
 
         def register(func: F) -> F:
             spec = PromptSpec.from_function(
@@ -189,6 +207,7 @@ class App:
                 description=description,
                 argument_descriptions=arguments,
                 context_type=Context,
+                run_in_thread=run_in_thread,
             )
             if spec.name in self.prompts:
                 raise ValueError(f"prompt {spec.name!r} is already registered")
@@ -267,19 +286,21 @@ class App:
         if self.changes.audience:
             self.changes.schedule(self.notify_list_changed(kind))
 
-    def completion(self) -> Callable[[C], C]:
+    def completion(self, *, run_in_thread: bool = True) -> Callable[[C], C]:
         """Register the function answering `completion/complete`.
 
         It is called as `func(ref, argument, context)`: the request's `ref`
         (`{"type": "ref/prompt", "name": ...}` or `{"type": "ref/resource",
         "uri": ...}`), `argument` (`{"name", "value"}`) and the `arguments`
-        already resolved (a dict, maybe empty); sync or async. It returns the
-        candidate values (at most 100 are sent; `total` and `hasMore` say how
-        many there were).
+        already resolved (a dict, maybe empty); sync (in a worker thread
+        unless `run_in_thread=False`) or async. It returns the candidate
+        values (at most 100 are sent; `total` and `hasMore` say how many
+        there were).
         """
 
         def register(func: C) -> C:
             self.completer = func
+            self._completer_threaded = runs_in_thread(func, run_in_thread)
             return func
 
         return register
@@ -310,7 +331,7 @@ class App:
         if spec.context_param is not None:
             bound[spec.context_param] = Context()
         try:
-            value = await _call(spec.func, bound)
+            value = await call(partial(spec.func, **bound), self._limiter(spec))
             return value if isinstance(value, str) else spec.result(value)
         except RpcError:
             raise
@@ -328,17 +349,25 @@ class App:
         return self._page("resourceTemplates", listings, cursor)
 
     async def read_resource(self, uri: str) -> dict[str, Any]:
-        """`resources/read`: -32002 for a URI no resource or template has."""
+        """`resources/read`: -32002 for a URI no resource or template has, or
+        whose variables a template refuses (the message says why; the 2026
+        handlers send -32602)."""
         spec = self.resources.get(uri)
         if spec is not None:
-            value = await _call(spec.func, {})
+            value = await call(spec.func, self._limiter(spec))
             return {"contents": contents_of(uri, spec.mime_type, value)}
+        refused: str | None = None
         for template in self.templates:
-            variables = template.template.match(uri)
-            if variables is not None:
-                value = await _call(template.func, variables)
+            variables = template.template.bind(uri)
+            if isinstance(variables, dict):
+                read = partial(template.func, **variables)
+                value = await call(read, self._limiter(template))
                 return {"contents": contents_of(uri, template.mime_type, value)}
-        raise RpcError(RESOURCE_NOT_FOUND, "Resource not found", {"uri": uri})
+            refused = refused or variables
+        message = "Resource not found"
+        if refused is not None:
+            message += f": {refused}"
+        raise RpcError(RESOURCE_NOT_FOUND, message, {"uri": uri})
 
     def list_prompts(self, cursor: str | None) -> dict[str, Any]:
         """A page of `prompts/list`."""
@@ -358,7 +387,8 @@ class App:
             raise RpcError(ErrorCode.INVALID_PARAMS, problem)
         if spec.context_param is not None:
             given[spec.context_param] = Context()
-        return spec.result(await _call(spec.func, given))
+        value = await call(partial(spec.func, **given), self._limiter(spec))
+        return spec.result(value)
 
     async def complete(
         self,
@@ -373,16 +403,23 @@ class App:
         self._check_ref(ref)
         values: list[str] = []
         if self.completer is not None:
-            found = await _call_positional(
+            complete = partial(
                 self.completer, dict(ref), dict(argument), dict(context or {})
             )
-            values = [str(value) for value in found]
+            limiter = self.threads if self._completer_threaded else None
+            values = [str(value) for value in await call(complete, limiter)]
         completion: dict[str, Any] = {
             "values": values[:MAX_COMPLETIONS],
             "total": len(values),
             "hasMore": len(values) > MAX_COMPLETIONS,
         }
         return {"completion": completion}
+
+    def _limiter(
+        self, spec: ToolSpec | ResourceSpec | TemplateSpec | PromptSpec
+    ) -> anyio.CapacityLimiter | None:
+        """The threads `spec`'s function runs in, or None for the loop."""
+        return self.threads if spec.threaded else None
 
     def _check_ref(self, ref: Mapping[str, Any]) -> None:
         kind = ref.get("type")
@@ -534,24 +571,6 @@ class App:
 
 def _tool_error(text: str) -> dict[str, Any]:
     return {"content": [{"type": "text", "text": text}], "isError": True}
-
-
-async def _call(func: Callable[..., Any], arguments: Mapping[str, Any]) -> Any:
-    """Call a sync or async function with keyword arguments."""
-    value = func(**arguments)
-    if inspect.isawaitable(value):
-        awaited: Awaitable[Any] = value
-        return await awaited
-    return value
-
-
-async def _call_positional(func: Callable[..., Any], *arguments: Any) -> Any:
-    """Call a sync or async function with positional arguments."""
-    value = func(*arguments)
-    if inspect.isawaitable(value):
-        awaited: Awaitable[Any] = value
-        return await awaited
-    return value
 
 
 def _dated_versions() -> list[str]:

@@ -7,12 +7,28 @@ and roots are one call each (a request over the connection for a legacy
 client, an `InputRequiredResult` round for a 2026 one; see
 `client_requests`). `key=` names a question in the 2026 `inputRequests`, and
 `ask_many` asks several in one round.
+
+A plain `def` runs in a worker thread (see `calls.py`), where it cannot await:
+`ctx.sync` offers the same calls, each run on the event loop (anyio's
+`from_thread.run`) while the thread waits for its result::
+
+    @app.tool()
+    def crunch(n: int, ctx: Context) -> str:
+        for i in range(n):
+            ctx.sync.report_progress(i + 1, n)
+        return "done"
+
+The properties (`request_id`, `state`, ...) work in the thread as they are.
 """
 
 from __future__ import annotations
 
 import typing
-from typing import Any
+from functools import partial
+from typing import TYPE_CHECKING, Any, TypeVar
+
+import anyio
+import anyio.from_thread
 
 from ..client_requests import (
     client_capabilities,
@@ -26,7 +42,12 @@ from ..client_requests import (
 from ..jsonrpc import current_request
 from ..wire import to_builtins
 
-__all__ = ["Context", "elicit_params", "sample_params"]
+if TYPE_CHECKING:
+    from collections.abc import Callable, Coroutine
+
+__all__ = ["Context", "SyncContext", "elicit_params", "sample_params"]
+
+T = TypeVar("T")
 
 
 class Context:
@@ -36,6 +57,12 @@ class Context:
     def request_id(self) -> Any:
         """The JSON-RPC id of the request."""
         return current_request().request_id
+
+    @property
+    def sync(self) -> SyncContext:
+        """The waiting calls, blocking, for a plain function in a worker
+        thread."""
+        return SyncContext(self)
 
     async def report_progress(
         self, progress: float, total: float | None = None, message: str | None = None
@@ -116,6 +143,88 @@ class Context:
             key: typing.cast("dict[str, Any]", to_builtins(answer))
             for key, answer in answers.items()
         }
+
+
+class SyncContext:
+    """`Context`'s waiting calls for a plain function running in a worker
+    thread: each runs on the event loop and blocks the thread until done."""
+
+    def __init__(self, context: Context) -> None:
+        self._context = context
+
+    def report_progress(
+        self, progress: float, total: float | None = None, message: str | None = None
+    ) -> None:
+        """`Context.report_progress`."""
+        _on_loop(partial(self._context.report_progress, progress, total, message))
+
+    def log(self, level: str, data: Any, logger: str | None = None) -> bool:
+        """`Context.log`."""
+        return _on_loop(partial(self._context.log, level, data, logger))
+
+    def info(self, data: Any) -> bool:
+        """`Context.info`."""
+        return _on_loop(partial(self._context.info, data))
+
+    def elicit(
+        self,
+        message: str,
+        requested_schema: dict[str, Any],
+        *,
+        key: str | None = None,
+    ) -> dict[str, Any]:
+        """`Context.elicit`."""
+        return _on_loop(
+            partial(self._context.elicit, message, requested_schema, key=key)
+        )
+
+    def sample(
+        self,
+        messages: list[dict[str, Any]],
+        *,
+        max_tokens: int,
+        system_prompt: str | None = None,
+        key: str | None = None,
+        **options: Any,
+    ) -> dict[str, Any]:
+        """`Context.sample`."""
+        sample = partial(
+            self._context.sample,
+            messages,
+            max_tokens=max_tokens,
+            system_prompt=system_prompt,
+            key=key,
+            **options,
+        )
+        return _on_loop(sample)
+
+    def list_roots(self, *, key: str | None = None) -> list[dict[str, Any]]:
+        """`Context.list_roots`."""
+        return _on_loop(partial(self._context.list_roots, key=key))
+
+    def ask_many(
+        self, questions: dict[str, tuple[str, dict[str, Any]]]
+    ) -> dict[str, dict[str, Any]]:
+        """`Context.ask_many`."""
+        return _on_loop(partial(self._context.ask_many, questions))
+
+
+def _on_loop(coroutine: Callable[[], Coroutine[Any, Any, T]]) -> T:
+    """Run `coroutine()` on the event loop from a worker thread; its result.
+
+    Raises:
+        RuntimeError: called on the event loop itself, where it would wait
+            for itself.
+    """
+    try:
+        anyio.get_current_task()
+    except RuntimeError:
+        return anyio.from_thread.run(coroutine)
+    raise RuntimeError(
+        "Context.sync blocks, so it is for plain functions running in a worker "
+        "thread; on the event loop (async functions, run_in_thread=False), "
+        "await the Context's own methods"
+    )
 
 
 def elicit_params(message: str, requested_schema: dict[str, Any]) -> dict[str, Any]:

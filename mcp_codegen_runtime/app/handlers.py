@@ -17,9 +17,11 @@ from typing import TYPE_CHECKING, Any
 
 from mcp_codegen_types import v2025_11_25 as legacy, v2026_07_28 as modern
 
+from ..errors import ErrorCode, RpcError
 from ..jsonrpc import current_request
 from ..wire import UNSET, convert, to_builtins
 from .changes import ACKNOWLEDGED, FILTER_FIELDS, Listener, honoured
+from .resources import RESOURCE_NOT_FOUND
 
 if TYPE_CHECKING:
     from ..dispatch import Handlers
@@ -155,8 +157,14 @@ class ModernHandlers(modern.ServerHandlers):
     async def resources_read(
         self, params: modern.ReadResourceRequestParams
     ) -> modern.ReadResourceResultResponseResult:
-        result = {**await self.app.read_resource(params.uri), **NO_CACHE}
-        return convert(result, modern.ReadResourceResult)
+        try:
+            read = await self.app.read_resource(params.uri)
+        except RpcError as exc:
+            if exc.code != RESOURCE_NOT_FOUND:
+                raise
+            # SEP-2164: from 2026-07-28 an unknown resource is Invalid params.
+            raise RpcError(ErrorCode.INVALID_PARAMS, exc.message, exc.data) from None
+        return convert({**read, **NO_CACHE}, modern.ReadResourceResult)
 
     async def prompts_list(
         self, params: modern.PaginatedRequestParams

@@ -14,6 +14,7 @@ import typing
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from .calls import runs_in_thread
 from .tools import describe
 
 if TYPE_CHECKING:
@@ -32,6 +33,8 @@ class PromptSpec:
     required: frozenset[str]
     accepted: frozenset[str]
     context_param: str | None = None
+    threaded: bool = False
+    """Whether calls run in a worker thread (see `calls.py`)."""
 
     @classmethod
     def from_function(
@@ -43,8 +46,10 @@ class PromptSpec:
         description: str | None = None,
         argument_descriptions: Mapping[str, str] | None = None,
         context_type: type | None = None,
+        run_in_thread: bool = True,
     ) -> PromptSpec:
-        """The spec of `func` as a prompt."""
+        """The spec of `func` as a prompt (`run_in_thread=False`: a plain
+        function is called on the event loop)."""
         prompt_name = name or func.__name__
         arguments: list[dict[str, Any]] = []
         required: set[str] = set()
@@ -68,7 +73,13 @@ class PromptSpec:
             listing["arguments"] = arguments
         accepted = frozenset(a["name"] for a in arguments)
         return cls(
-            prompt_name, func, listing, frozenset(required), accepted, context_param
+            prompt_name,
+            func,
+            listing,
+            frozenset(required),
+            accepted,
+            context_param,
+            runs_in_thread(func, run_in_thread),
         )
 
     def problem(self, arguments: Mapping[str, Any]) -> str | None:

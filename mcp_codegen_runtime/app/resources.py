@@ -10,6 +10,12 @@ Templates are matched by reversing the expressions the MCP world uses (RFC
 `{var}` takes one path segment (no `/`, `?`, `#`), `{+var}` and `{#var}` take
 anything, `{/var}` one `/`-prefixed segment, `{?a,b}`/`{&a}` query
 parameters; values are percent-decoded.
+
+A decoded value is refused when it holds more than its expression promises:
+a `{var}` or `{/var}` value holding `/` or `\\` (RFC 6570 encodes them in a
+simple expansion, so `%2F` cannot smuggle a path in) or being the dot-segment
+`.` or `..`, and any value holding a control character (NUL included). Only
+`{+var}` and `{#var}` may span segments. A refused URI is not found.
 """
 
 from __future__ import annotations
@@ -22,14 +28,23 @@ import urllib.parse
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from .calls import runs_in_thread
 from .tools import describe
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable
 
-__all__ = ["ResourceSpec", "TemplateSpec", "UriTemplate"]
+__all__ = ["RESOURCE_NOT_FOUND", "ResourceSpec", "TemplateSpec", "UriTemplate"]
+
+RESOURCE_NOT_FOUND = -32002
+"""The error of a read of a resource the server does not have, up to
+2025-11-25; from 2026-07-28 it is -32602, Invalid params (SEP-2164)."""
 
 _EXPRESSION = re.compile(r"\{([+#/?&]?)([A-Za-z0-9_.,%]+)\}")
+_SEGMENT_OPERATORS = frozenset({"", "/"})
+"""The expressions whose value is one path segment."""
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+_SEPARATOR = re.compile(r"[/\\]")
 
 
 class UriTemplate:
@@ -39,12 +54,15 @@ class UriTemplate:
         self.template = template
         self.variables: list[str] = []
         self._query: list[str] = []
+        self._segments: set[str] = set()
         pattern = ""
         position = 0
         for match in _EXPRESSION.finditer(template):
             pattern += re.escape(template[position : match.start()])
             operator, names = match.group(1), match.group(2).split(",")
             self.variables.extend(names)
+            if operator in _SEGMENT_OPERATORS:
+                self._segments.update(names)
             if operator in ("?", "&"):
                 self._query.extend(names)
                 pattern += r"(?:[?&][^#]*)?"
@@ -59,7 +77,15 @@ class UriTemplate:
         self._regex = re.compile(pattern + r"\Z")
 
     def match(self, uri: str) -> dict[str, str] | None:
-        """The variables of `uri` if the template produces it, else None."""
+        """The variables of `uri` if the template produces it, else None
+        (also when `bind` refuses a value)."""
+        bound = self.bind(uri)
+        return bound if isinstance(bound, dict) else None
+
+    def bind(self, uri: str) -> dict[str, str] | str | None:
+        """The variables of `uri`; the reason a value is refused (see the
+        module docstring) when the URI has the template's shape; None when
+        it has not."""
         found = self._regex.match(uri)
         if found is None:
             return None
@@ -76,7 +102,21 @@ class UriTemplate:
                 for key, value in urllib.parse.parse_qsl(query)
                 if key in self._query
             )
+        for name, value in values.items():
+            problem = self._problem(name, value)
+            if problem is not None:
+                return f"{{{name}}} of {self.template} may not hold {problem}"
         return values
+
+    def _problem(self, name: str, value: str) -> str | None:
+        if _CONTROL.search(value):
+            return "a control character"
+        if name in self._segments:
+            if _SEPARATOR.search(value):
+                return "a path separator (only {+var} may span segments)"
+            if value in (".", ".."):
+                return "a dot-segment"
+        return None
 
 
 def _group(name: str) -> str:
@@ -112,6 +152,8 @@ class ResourceSpec:
     func: Callable[..., Any]
     listing: dict[str, Any]
     mime_type: str | None
+    threaded: bool = False
+    """Whether reads run in a worker thread (see `calls.py`)."""
 
     @classmethod
     def from_function(
@@ -123,11 +165,14 @@ class ResourceSpec:
         title: str | None = None,
         description: str | None = None,
         mime_type: str | None = None,
+        run_in_thread: bool = True,
     ) -> ResourceSpec:
-        """The spec of a resource at `uri` read by calling `func()`."""
+        """The spec of a resource at `uri` read by calling `func()`
+        (`run_in_thread=False`: a plain function is called on the loop)."""
         listing: dict[str, Any] = {"uri": uri, "name": name or func.__name__}
         _describe(listing, func, title, description, mime_type)
-        return cls(uri, func, listing, mime_type)
+        threaded = runs_in_thread(func, run_in_thread)
+        return cls(uri, func, listing, mime_type, threaded)
 
 
 @dataclass
@@ -138,6 +183,8 @@ class TemplateSpec:
     func: Callable[..., Any]
     listing: dict[str, Any]
     mime_type: str | None
+    threaded: bool = False
+    """Whether reads run in a worker thread (see `calls.py`)."""
 
     @classmethod
     def from_function(
@@ -149,8 +196,10 @@ class TemplateSpec:
         title: str | None = None,
         description: str | None = None,
         mime_type: str | None = None,
+        run_in_thread: bool = True,
     ) -> TemplateSpec:
-        """The spec of a template read by calling `func(**variables)`.
+        """The spec of a template read by calling `func(**variables)`
+        (`run_in_thread=False`: a plain function is called on the loop).
 
         Raises:
             ValueError: the function lacks a parameter for a variable.
@@ -168,7 +217,8 @@ class TemplateSpec:
             "name": name or func.__name__,
         }
         _describe(listing, func, title, description, mime_type)
-        return cls(template, func, listing, mime_type)
+        threaded = runs_in_thread(func, run_in_thread)
+        return cls(template, func, listing, mime_type, threaded)
 
 
 def _describe(

@@ -14,7 +14,9 @@ Results, as MCP `CallToolResult` builtins:
   number...) → `structuredContent` and a text block holding its JSON; its
   `outputSchema` comes from the return annotation (non-object values are
   wrapped as `{"result": value}`, as the specification asks for objects), and
-  the value is checked against the annotation before it is sent.
+  the value is checked against the annotation before it is sent. NaN and
+  ±Infinity anywhere in it are refused (a tool error): JSON has no such
+  numbers, and msgspec would send them as `null`.
 
 Bad arguments are a tool execution error (`isError: true`) whose text says
 which argument and why, so a model can correct itself; an unknown tool is a
@@ -24,12 +26,15 @@ protocol error (-32602), raised by the registry.
 from __future__ import annotations
 
 import inspect
+import math
 import re
 import typing
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import msgspec
+
+from .calls import runs_in_thread
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Mapping
@@ -92,6 +97,8 @@ class ToolSpec:
     output_schema: dict[str, Any] | None
     wraps_result: bool
     listing: dict[str, Any] = field(default_factory=dict[str, Any])
+    threaded: bool = False
+    """Whether calls run in a worker thread (see `calls.py`)."""
 
     @classmethod
     def from_function(
@@ -107,12 +114,14 @@ class ToolSpec:
         headers: Mapping[str, str] | None = None,
         context_type: type | None = None,
         input_schema: Mapping[str, Any] | None = None,
+        run_in_thread: bool = True,
     ) -> ToolSpec:
         """Build the spec of `func` (see the module docstring).
 
         `headers` maps parameter names to `x-mcp-header` names (2026).
         `input_schema` replaces the derived `inputSchema` in the listing, as
         is (arguments are still validated against the signature).
+        `run_in_thread=False` calls a plain function on the event loop.
 
         Raises:
             ValueError: a bad tool name, or `*args`/`**kwargs` parameters.
@@ -173,6 +182,7 @@ class ToolSpec:
             output_schema,
             wraps,
             listing,
+            runs_in_thread(func, run_in_thread),
         )
 
     def bind(self, arguments: Mapping[str, Any] | None) -> dict[str, Any] | str:
@@ -212,10 +222,37 @@ class ToolSpec:
         if self.wraps_result or not isinstance(structured, dict):
             structured = {"result": structured}
         text = msgspec.json.encode(structured).decode()
+        # msgspec writes NaN and ±Infinity as null, which breaks the output
+        # schema: look for them only when the JSON holds a null at all (a str
+        # search: `in` on bytes costs five times as much).
+        if "null" in text:
+            where = _non_finite(structured, "$")
+            if where is not None:
+                raise ValueError(
+                    f"tool {self.name} returned a value that is not a finite "
+                    f"number (NaN or Infinity) at {where}, which JSON cannot carry"
+                )
         return {
             "content": [{"type": "text", "text": text}],
             "structuredContent": structured,
         }
+
+
+def _non_finite(value: Any, path: str) -> str | None:
+    """The JSONPath of the first NaN or infinite float in builtins, or None."""
+    if isinstance(value, float):
+        return None if math.isfinite(value) else path
+    if isinstance(value, dict):
+        for key, item in typing.cast("dict[str, Any]", value).items():
+            found = _non_finite(item, f"{path}.{key}")
+            if found is not None:
+                return found
+    elif isinstance(value, list):
+        for index, item in enumerate(typing.cast("Iterable[Any]", value)):
+            found = _non_finite(item, f"{path}[{index}]")
+            if found is not None:
+                return found
+    return None
 
 
 def _is_content(value: Any) -> bool:

@@ -184,7 +184,8 @@ async def test_resources_templates_and_prompts(version: str) -> None:
         assert blob.contents[0].blob == "cG5nIG9mIDc="  # type: ignore[union-attr]
         with pytest.raises(RpcError) as caught:
             await typed.read_resource(uri="nothing://here")
-        assert caught.value.code == -32002
+        # SEP-2164: -32602 from 2026-07-28, -32002 before.
+        assert caught.value.code == (-32602 if version == "2026-07-28" else -32002)
         prompts = await typed.list_prompts()
         arguments = msgspec.to_builtins(prompts.prompts[0].arguments)
         assert arguments == [
