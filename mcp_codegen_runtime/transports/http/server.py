@@ -296,19 +296,18 @@ class McpHttpApp:
         send: Any,
         principal: object,
     ) -> None:
-        try:
-            decoded: object = msgspec.json.decode(body)
-        except msgspec.DecodeError as exc:
-            raise _refuse(400, f"Parse error: {exc}", ErrorCode.PARSE_ERROR) from None
+        decoded = _decode(body)
         if isinstance(decoded, list):
             batch: list[Any] = [*typing.cast("Iterable[Any]", decoded)]
             if not batch:
                 raise _refuse(400, "an empty batch")
+            _check_ids(batch)
             await self._post_legacy(headers, body, batch, receive, send, principal)
             return
         message = _members(decoded)
         if not message:
             raise _refuse(400, "the body must be a JSON-RPC message")
+        _check_ids([message])
         if self._modern is not None and self._is_modern(headers, message):
             await self._post_modern(headers, message, receive, send)
             return
@@ -742,6 +741,32 @@ def _cancelled_ids(message: dict[str, Any] | list[Any]) -> list[Any]:
             if isinstance(request_id, int | str):
                 found.append(request_id)
     return found
+
+
+def _decode(body: bytes) -> object:
+    """A POST body as JSON; 400 with -32700 when it cannot be read (invalid
+    UTF-8 is no JSON text, and nesting deep enough to exhaust the stack)."""
+    try:
+        return msgspec.json.decode(body)
+    except msgspec.DecodeError as exc:
+        reason = str(exc)
+    except UnicodeDecodeError:
+        reason = "the body is not valid UTF-8"
+    except RecursionError:
+        reason = "the body is nested too deeply"
+    raise _refuse(400, f"Parse error: {reason}", ErrorCode.PARSE_ERROR)
+
+
+def _check_ids(messages: list[Any]) -> None:
+    """400 with -32600 for a request whose id is neither a string nor an
+    integer (null included: MCP forbids it), before anything runs it."""
+    for message in map(_members, messages):
+        if "method" in message and "id" in message and not _is_id(message["id"]):
+            raise _refuse(400, "id must be a string or an integer")
+
+
+def _is_id(value: object) -> bool:
+    return isinstance(value, int | str) and not isinstance(value, bool)
 
 
 def _members(value: object) -> dict[str, Any]:

@@ -1381,3 +1381,84 @@ async def test_a_2026_ping_is_404_method_not_found() -> None:
         assert response.status_code == 404
         assert response.json()["id"] == 500
         assert error_of(response)["code"] == ErrorCode.METHOD_NOT_FOUND
+
+
+# --- hardening: what no body may do ----------------------------------------------
+
+DEEP = b"[" * 1000 + b"]" * 1000
+"""JSON nested 1,000 levels (deeper than msgspec decodes in a server's stack)."""
+
+
+def _raw(message: dict[str, Any], old: bytes = b"", new: bytes = b"") -> bytes:
+    return json.dumps(message).encode().replace(old, new)
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize(
+    "body",
+    [
+        b'{"jsonrpc":"2.0","id":1,"method":"initialize\xff"}',
+        b'{"jsonrpc":"2.0","id":1,"method":"initialize"}\xff',
+        _raw(initialize(1), b'"http-server-tests"', b'"\xc3\x28"'),
+        DEEP,
+        _raw(rpc(1, "initialize", {"deep": 0}), b"0", DEEP),
+    ],
+    ids=["utf8-method", "utf8-trailing", "utf8-params", "deep", "deep-params"],
+)
+async def test_a_body_that_cannot_be_read_is_400_parse_error(body: bytes) -> None:
+    async with in_process(make_app()) as client:
+        refused = await client.post("/mcp", content=body, headers=BASE)
+        assert refused.status_code == 400
+        assert error_of(refused)["code"] == ErrorCode.PARSE_ERROR
+        assert refused.json()["id"] is None
+        # In a session, and as a 2026 request, too.
+        session_id = await open_session(client)
+        for headers in (session_headers(session_id), modern(1, "tools/list")[1]):
+            refused = await client.post("/mcp", content=body, headers=BASE | headers)
+            assert refused.status_code == 400
+            assert error_of(refused)["code"] == ErrorCode.PARSE_ERROR
+
+
+BAD_IDS: list[Any] = [[1], {"a": 1}, 1.5, True, False, None]
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("bad_id", BAD_IDS, ids=repr)
+async def test_a_modern_request_with_a_bad_id_is_400_and_never_runs(
+    bad_id: Any,
+) -> None:
+    probe = Probe()
+    async with in_process(make_app(probe)) as client:
+        body, headers = modern(1, "tools/call", call("block"))
+        body["id"] = bad_id
+        refused = await post(client, body, headers)
+        assert refused.status_code == 400
+        assert error_of(refused)["code"] == ErrorCode.INVALID_REQUEST
+        assert refused.json()["id"] is None
+        await asyncio.sleep(0)
+        assert not probe.started.is_set()
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("bad_id", BAD_IDS, ids=repr)
+async def test_a_legacy_request_with_a_bad_id_is_400_and_never_runs(
+    bad_id: Any,
+) -> None:
+    probe = Probe()
+    async with in_process(make_app(probe)) as client:
+        session_id = await open_session(client)
+        body = rpc(1, "tools/call", call("block"))
+        body["id"] = bad_id
+        refused = await post(client, body, session_headers(session_id))
+        assert refused.status_code == 400
+        assert error_of(refused)["code"] == ErrorCode.INVALID_REQUEST
+        assert refused.json()["id"] is None
+        await asyncio.sleep(0)
+        assert not probe.started.is_set()
+        # The session is unharmed.
+        answer = await post(
+            client,
+            rpc(2, "tools/call", call("echo", message="ok")),
+            session_headers(session_id),
+        )
+        assert result_text(answer.json()) == "ok"
