@@ -1462,3 +1462,52 @@ async def test_a_legacy_request_with_a_bad_id_is_400_and_never_runs(
             session_headers(session_id),
         )
         assert result_text(answer.json()) == "ok"
+
+
+class CountingApp(McpHttpApp):
+    """`McpHttpApp` counting the HTTP requests it has finished with."""
+
+    finished = 0
+
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        try:
+            await super().__call__(scope, receive, send)
+        finally:
+            self.finished += scope["type"] == "http"
+
+    async def until_finished(self, count: int) -> None:
+        with anyio.fail_after(LIMIT):
+            while self.finished < count:
+                await asyncio.sleep(0.01)
+
+
+@pytest.mark.anyio
+async def test_the_id_of_a_hung_up_request_still_running_cannot_be_reused() -> None:
+    probe = Probe()
+    app = CountingApp(tools_session(probe))
+    async with served(app) as url, httpx.AsyncClient(timeout=LIMIT) as client:
+        session_id = await open_session(client, url=url)
+        headers = session_headers(session_id)
+        body = json.dumps(rpc(1, "tools/call", call("block"))).encode()
+        await hang_up_during(url, body, headers, probe)
+        await app.until_finished(3)  # initialize, initialized, the hung-up POST
+        # The old request still runs (disconnection is not cancellation): a
+        # new one under its id would get its answer, so it is refused.
+        new = rpc(1, "tools/call", call("echo", message="NEW REQUEST"))
+        with anyio.fail_after(LIMIT):
+            reused = await post(client, new, headers, url)
+        assert reused.status_code == 400
+        assert error_of(reused)["code"] == ErrorCode.INVALID_REQUEST
+        assert "already in flight" in error_of(reused)["message"]
+        probe.release.set()
+        with anyio.fail_after(LIMIT):
+            await probe.finished.wait()
+        # Answered (to no one): the id is free, and names the new request.
+        with anyio.fail_after(LIMIT):
+            while True:
+                again = await post(client, new, headers, url)
+                if again.status_code == 200:
+                    break
+                assert "already in flight" in error_of(again)["message"]
+                await asyncio.sleep(0.01)
+        assert result_text(again.json()) == "NEW REQUEST"
