@@ -28,8 +28,14 @@ What happens to a request, in order:
    server without legacy revisions; 409 for a second one); it ends, complete,
    when the session does. DELETE ends the session.
 
-Sessions expire after `idle_timeout_s` unused; at most `max_sessions` live at
-once (503 beyond). Resumability (`Last-Event-ID`) is not offered: streams carry
+A legacy session belongs to the principal that opened it (what `authenticate`
+returned, compared with ==; None for all without the hook): to any other its
+id is unknown (404, as the spec's advice to key sessions by user implies, and
+telling nothing of its existence). Sessions expire after `idle_timeout_s`
+unused; at most `max_sessions` live at once (503 beyond), and
+`max_sessions_per_principal` per principal: at its cap, a principal's least
+recently used session without a request in flight is ended to make room (503
+when all are busy), so a client flooding `initialize` only evicts its own. Resumability (`Last-Event-ID`) is not offered: streams carry
 no event ids, which the specification allows.
 
 The app runs sessions in asyncio tasks, so it needs an asyncio server
@@ -100,6 +106,9 @@ MODERN_ERROR_STATUS: Mapping[int, int] = MappingProxyType(
 unknown method, 400 for invalid params, a missing capability or version; the
 Python SDK's table); any other error is 200."""
 
+DEFAULT_MAX_SESSIONS_PER_PRINCIPAL = 100
+"""Legacy sessions one principal may hold at once (anonymous clients: one)."""
+
 Scope = dict[str, Any]
 
 
@@ -165,7 +174,8 @@ class McpHttpApp:
             127.0.0.1 on any port, i.e. local clients only).
         authenticate: called with each request; return who it is (readable in
             handlers with `http_principal()`), or None to answer 401.
-        idle_timeout_s, max_sessions: the legacy session limits.
+        idle_timeout_s, max_sessions, max_sessions_per_principal: the
+            legacy session limits (all anonymous clients are one principal).
         tool_input_schema: the `inputSchema` of a tool by name, to check the
             2026 `Mcp-Param-*` headers of `tools/call` against the arguments.
     """
@@ -179,6 +189,7 @@ class McpHttpApp:
         authenticate: Callable[[HttpRequest], Awaitable[object]] | None = None,
         idle_timeout_s: float | None = 1800.0,
         max_sessions: int | None = 10_000,
+        max_sessions_per_principal: int | None = DEFAULT_MAX_SESSIONS_PER_PRINCIPAL,
         tool_input_schema: Callable[[str], Mapping[str, Any] | None] | None = None,
     ) -> None:
         self.session = session
@@ -189,6 +200,7 @@ class McpHttpApp:
         self.sessions: SessionRegistry[_LegacySession] = SessionRegistry(
             idle_timeout_s=idle_timeout_s,
             max_sessions=max_sessions,
+            max_sessions_per_owner=max_sessions_per_principal,
             on_expire=lambda _id, state: self._end(state),
         )
         self._modern = session.handler() if session.modern_versions else None
@@ -258,9 +270,9 @@ class McpHttpApp:
             body = await self._read_body(receive)
             await self._post(headers, body, receive, send, principal)
         elif method == "GET":
-            await self._get(headers, receive, send)
+            await self._get(headers, receive, send, principal)
         elif method == "DELETE":
-            await self._delete(headers, send)
+            await self._delete(headers, send, principal)
         else:
             raise _Refused(
                 HttpError(405, f"Method not allowed: {method}"),
@@ -349,11 +361,11 @@ class McpHttpApp:
             )
         session_id = headers.get(SESSION_HEADER)
         if isinstance(message, dict) and message.get("method") == INITIALIZE:
-            session_id, state = await self._open_session()
+            session_id, state = await self._open_session(principal)
         else:
             if session_id is None:
                 raise _refuse(400, "Bad Request: the Mcp-Session-Id header is required")
-            found = self.sessions.get(session_id)
+            found = self.sessions.get(session_id, principal)
             if found is None:
                 raise _refuse(404, "Session not found (unknown or expired)")
             state = found
@@ -385,20 +397,20 @@ class McpHttpApp:
         if stream is None:
             await respond(send, 202, b"", None, extra)
             return
-        with self.sessions.use(session_id):
+        with self.sessions.use(session_id, principal):
             try:
                 # A client going away ends the answer, not the request.
                 await _answer(stream, receive, send, extra, on_disconnect=stream.close)
             finally:
                 state.mux.forget(stream)
 
-    async def _open_session(self) -> tuple[str, _LegacySession]:
+    async def _open_session(self, principal: object) -> tuple[str, _LegacySession]:
         mux = SessionMux()
         handler = self.session.handler()
         connection = Connection(mux, handler)
         state = _LegacySession(mux, connection, handler)
         try:
-            session_id = self.sessions.create(state)
+            session_id = self.sessions.create(state, principal)
         except SessionLimitError:
             await mux.aclose()  # never used: close its channels
             raise _Refused(
@@ -519,7 +531,9 @@ class McpHttpApp:
 
     # -- GET and DELETE --
 
-    async def _get(self, headers: HttpHeaders, receive: Any, send: Any) -> None:
+    async def _get(
+        self, headers: HttpHeaders, receive: Any, send: Any, principal: object
+    ) -> None:
         version = headers.get(PROTOCOL_VERSION_HEADER)
         if not self.session.legacy_versions or version in self.session.modern_versions:
             raise _Refused(
@@ -529,7 +543,7 @@ class McpHttpApp:
         session_id = headers.get(SESSION_HEADER)
         if session_id is None:
             raise _refuse(400, "Bad Request: the Mcp-Session-Id header is required")
-        state = self.sessions.get(session_id)
+        state = self.sessions.get(session_id, principal)
         if state is None:
             raise _refuse(404, "Session not found (unknown or expired)")
         if state.mux.standalone is not None:
@@ -537,7 +551,7 @@ class McpHttpApp:
         stream = ResponseStream()
         state.mux.standalone = stream
         try:
-            with self.sessions.use(session_id):
+            with self.sessions.use(session_id, principal):
                 await _stream_events(
                     stream, receive, send, {SESSION_HEADER: session_id}
                 )
@@ -546,7 +560,7 @@ class McpHttpApp:
                 state.mux.standalone = None
             stream.end()
 
-    async def _delete(self, headers: HttpHeaders, send: Any) -> None:
+    async def _delete(self, headers: HttpHeaders, send: Any, principal: object) -> None:
         if not self.session.legacy_versions:
             raise _Refused(
                 HttpError(405, "This server keeps no sessions"),
@@ -555,7 +569,7 @@ class McpHttpApp:
         session_id = headers.get(SESSION_HEADER)
         if session_id is None or not is_valid_session_id(session_id):
             raise _refuse(400, "Bad Request: the Mcp-Session-Id header is required")
-        state = self.sessions.close(session_id)
+        state = self.sessions.close(session_id, principal)
         if state is None:
             raise _refuse(404, "Session not found (unknown or expired)")
         self._end(state)

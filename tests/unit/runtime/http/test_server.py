@@ -569,12 +569,6 @@ async def test_authentication_401_and_the_principal_in_both_eras() -> None:
             client, rpc(1, "tools/call", call("principal")), headers | bearer("alice")
         )
         assert result_text(answer.json()) == "'alice'"
-        # Each request is answered for its own credentials, not the session's
-        # first ones.
-        answer = await post(
-            client, rpc(2, "tools/call", call("principal")), headers | bearer("bob")
-        )
-        assert result_text(answer.json()) == "'bob'"
         refused = await post(client, rpc(3, "tools/call", call("principal")), headers)
         assert refused.status_code == 401
 
@@ -582,6 +576,55 @@ async def test_authentication_401_and_the_principal_in_both_eras() -> None:
         answer = await post(client, body, modern_headers | bearer("carol"))
         assert answer.status_code == 200
         assert result_text(answer.json()) == "'carol'"
+
+
+async def authenticate_bearer(request: HttpRequest) -> object:
+    """The bearer token, or "anonymous" without one."""
+    authorization = request.headers.get("authorization") or ""
+    return authorization.removeprefix("Bearer ") or "anonymous"
+
+
+def bearer(token: str) -> dict[str, str]:
+    return {"authorization": f"Bearer {token}"}
+
+
+@pytest.mark.anyio
+async def test_a_legacy_session_is_unknown_to_another_principal() -> None:
+    async with in_process(make_app(authenticate=authenticate_bearer)) as client:
+        opened = await post(client, initialize(), bearer("alice"))
+        session_id = opened.headers["mcp-session-id"]
+        alice = session_headers(session_id) | bearer("alice")
+        mallory = session_headers(session_id) | bearer("mallory")
+        stolen = await post(client, rpc(1, "tools/call", call("principal")), mallory)
+        assert stolen.status_code == 404
+        assert "Session not found" in error_of(stolen)["message"]
+        get = await client.get("/mcp", headers=mallory | {"accept": ACCEPT})
+        assert get.status_code == 404
+        assert (await client.delete("/mcp", headers=mallory)).status_code == 404
+        # Still alice's, and working.
+        answer = await post(client, rpc(2, "tools/call", call("principal")), alice)
+        assert result_text(answer.json()) == "'alice'"
+        assert (await client.delete("/mcp", headers=alice)).status_code == 200
+
+
+@pytest.mark.anyio
+async def test_a_principal_flooding_initialize_evicts_only_its_own_sessions() -> None:
+    app = make_app(
+        authenticate=authenticate_bearer, max_sessions=4, max_sessions_per_principal=2
+    )
+    async with in_process(app) as client:
+        opened = await post(client, initialize(), bearer("alice"))
+        alice = session_headers(opened.headers["mcp-session-id"]) | bearer("alice")
+        flood = [await post(client, initialize()) for _ in range(10)]
+        assert [response.status_code for response in flood] == [200] * 10
+        assert len(app.sessions) == 3
+        # The flood's oldest sessions are gone; the others' are untouched.
+        first = session_headers(flood[0].headers["mcp-session-id"])
+        gone = await post(client, rpc(1, "tools/list"), first)
+        assert gone.status_code == 404
+        answer = await post(client, rpc(1, "tools/call", call("principal")), alice)
+        assert result_text(answer.json()) == "'alice'"
+        assert (await post(client, initialize(), bearer("alice"))).status_code == 200
 
 
 # --- legacy sessions --------------------------------------------------------------
