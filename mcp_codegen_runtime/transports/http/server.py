@@ -35,8 +35,9 @@ telling nothing of its existence). Sessions expire after `idle_timeout_s`
 unused; at most `max_sessions` live at once (503 beyond), and
 `max_sessions_per_principal` per principal: at its cap, a principal's least
 recently used session without a request in flight is ended to make room (503
-when all are busy), so a client flooding `initialize` only evicts its own. Resumability (`Last-Event-ID`) is not offered: streams carry
-no event ids, which the specification allows.
+when all are busy), so a client flooding `initialize` only evicts its own.
+Resumability (`Last-Event-ID`) is not offered: streams carry no event ids,
+which the specification allows.
 
 The app runs sessions in asyncio tasks, so it needs an asyncio server
 (uvicorn, hypercorn's asyncio worker).
@@ -63,7 +64,7 @@ from ...jsonrpc import (
     serve_request,
 )
 from ...meta import META_CLIENT_CAPABILITIES, META_PROTOCOL_VERSION
-from .asgi import respond, serve_lifespan, start_sse
+from .asgi import closing, parse_json, read_body, respond, serve_lifespan, start_sse
 from .headers import (
     HEADER_MISMATCH,
     PROTOCOL_VERSION_HEADER,
@@ -76,7 +77,7 @@ from .headers import (
 )
 from .mux import ResponseStream, SessionMux, message_ids
 from .probe import MISSING_REQUIRED_CLIENT_CAPABILITY
-from .security import SecurityPolicy, check_body_size, check_request
+from .security import SecurityPolicy, check_request
 from .sessions import SessionLimitError, SessionRegistry, is_valid_session_id
 from .sse import encode_event
 
@@ -283,20 +284,10 @@ class McpHttpApp:
         return "GET, POST, DELETE" if self.session.legacy_versions else "POST"
 
     async def _read_body(self, receive: Any) -> bytes:
-        chunks: list[bytes] = []
-        size = 0
-        while True:
-            message = await receive()
-            if message["type"] == "http.disconnect":
-                raise _refuse(400, "the client went away")
-            chunk: bytes = message.get("body", b"")
-            size += len(chunk)
-            too_big = check_body_size(size, self.policy)
-            if too_big is not None:
-                raise _Refused(too_big)
-            chunks.append(chunk)
-            if not message.get("more_body", False):
-                return b"".join(chunks)
+        body = await read_body(receive, self.policy)
+        if isinstance(body, HttpError):
+            raise _Refused(body, closing(body))
+        return body
 
     # -- POST --
 
@@ -308,7 +299,9 @@ class McpHttpApp:
         send: Any,
         principal: object,
     ) -> None:
-        decoded = _decode(body)
+        decoded = parse_json(body)
+        if isinstance(decoded, HttpError):
+            raise _Refused(decoded)
         if isinstance(decoded, list):
             batch: list[Any] = [*typing.cast("Iterable[Any]", decoded)]
             if not batch:
@@ -755,20 +748,6 @@ def _cancelled_ids(message: dict[str, Any] | list[Any]) -> list[Any]:
             if isinstance(request_id, int | str):
                 found.append(request_id)
     return found
-
-
-def _decode(body: bytes) -> object:
-    """A POST body as JSON; 400 with -32700 when it cannot be read (invalid
-    UTF-8 is no JSON text, and nesting deep enough to exhaust the stack)."""
-    try:
-        return msgspec.json.decode(body)
-    except msgspec.DecodeError as exc:
-        reason = str(exc)
-    except UnicodeDecodeError:
-        reason = "the body is not valid UTF-8"
-    except RecursionError:
-        reason = "the body is nested too deeply"
-    raise _refuse(400, f"Parse error: {reason}", ErrorCode.PARSE_ERROR)
 
 
 def _check_ids(messages: list[Any]) -> None:

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import dataclasses
 import json
 import logging
 import socket
@@ -1511,17 +1512,22 @@ class CountingApp(McpHttpApp):
     """`McpHttpApp` counting the HTTP requests it has finished with."""
 
     finished = 0
+    _changed: anyio.Event | None = None
 
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
         try:
             await super().__call__(scope, receive, send)
         finally:
-            self.finished += scope["type"] == "http"
+            if scope["type"] == "http":
+                self.finished += 1
+                if self._changed is not None:
+                    self._changed.set()
 
     async def until_finished(self, count: int) -> None:
         with anyio.fail_after(LIMIT):
             while self.finished < count:
-                await asyncio.sleep(0.01)
+                self._changed = anyio.Event()
+                await self._changed.wait()
 
 
 @pytest.mark.anyio
@@ -1554,3 +1560,55 @@ async def test_the_id_of_a_hung_up_request_still_running_cannot_be_reused() -> N
                 assert "already in flight" in error_of(again)["message"]
                 await asyncio.sleep(0.01)
         assert result_text(again.json()) == "NEW REQUEST"
+
+
+async def post_slowly(url: str, *, trickle: bool) -> bytes:
+    """POST a body that stalls after its first bytes (or trickles a byte at a
+    time) on a raw connection; all the server answers, until it closes."""
+    address = httpx.URL(url)
+    port = address.port
+    assert port is not None
+    reader, writer = await asyncio.open_connection("127.0.0.1", port)
+    head = [
+        f"POST {address.raw_path.decode()} HTTP/1.1",
+        f"host: 127.0.0.1:{port}",
+        "content-length: 1000",
+        *(f"{name}: {value}" for name, value in BASE.items()),
+    ]
+    writer.write("\r\n".join(head).encode() + b'\r\n\r\n{"jsonrpc"')
+
+    async def dribble() -> None:
+        try:
+            while True:
+                await asyncio.sleep(0.05)
+                writer.write(b" ")
+                await writer.drain()
+        except OSError:
+            pass
+
+    dribbling = asyncio.get_running_loop().create_task(dribble())
+    if not trickle:
+        dribbling.cancel()
+    try:
+        with anyio.fail_after(LIMIT):
+            return await reader.read()  # to the end: the server closes
+    finally:
+        dribbling.cancel()
+        writer.close()
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("trickle", [False, True], ids=["stalled", "trickling"])
+async def test_a_body_slower_than_the_timeout_is_408_and_the_connection_closes(
+    trickle: bool,
+) -> None:
+    local = SecurityPolicy.for_bind("127.0.0.1", 0)
+    policy = dataclasses.replace(local, body_timeout_s=0.5)
+    async with served(make_app(policy=policy)) as url:
+        answer = await post_slowly(url, trickle=trickle)
+    head, _, body = answer.partition(b"\r\n\r\n")
+    assert head.startswith(b"HTTP/1.1 408 ")
+    assert b"connection: close" in head.lower()
+    error = json.loads(body)["error"]
+    assert error["code"] == ErrorCode.INVALID_REQUEST
+    assert "0.5" in error["message"]
