@@ -306,13 +306,13 @@ class McpHttpApp:
             batch: list[Any] = [*typing.cast("Iterable[Any]", decoded)]
             if not batch:
                 raise _refuse(400, "an empty batch")
-            _check_ids(batch)
+            _check_messages(batch)
             await self._post_legacy(headers, body, batch, receive, send, principal)
             return
         message = _members(decoded)
         if not message:
             raise _refuse(400, "the body must be a JSON-RPC message")
-        _check_ids([message])
+        _check_messages([message])
         if self._modern is not None and self._is_modern(headers, message):
             await self._post_modern(headers, message, receive, send)
             return
@@ -354,6 +354,8 @@ class McpHttpApp:
             )
         session_id = headers.get(SESSION_HEADER)
         if isinstance(message, dict) and message.get("method") == INITIALIZE:
+            if "id" not in message:
+                raise _refuse(400, "initialize is a request: it needs an id")
             session_id, state = await self._open_session(principal)
         else:
             if session_id is None:
@@ -750,12 +752,17 @@ def _cancelled_ids(message: dict[str, Any] | list[Any]) -> list[Any]:
     return found
 
 
-def _check_ids(messages: list[Any]) -> None:
-    """400 with -32600 for a request whose id is neither a string nor an
-    integer (null included: MCP forbids it), before anything runs it."""
+def _check_messages(messages: list[Any]) -> None:
+    """400 with -32600 for what the engine could answer only with a null id,
+    so to no one, before anything runs: a request whose id is neither a
+    string nor an integer (null included: MCP forbids it), and an object
+    that is neither a request, a notification nor a response."""
     for message in map(_members, messages):
-        if "method" in message and "id" in message and not _is_id(message["id"]):
-            raise _refuse(400, "id must be a string or an integer")
+        if "method" in message:
+            if "id" in message and not _is_id(message["id"]):
+                raise _refuse(400, "id must be a string or an integer")
+        elif "result" not in message and "error" not in message:
+            raise _refuse(400, 'a message needs a "method", a "result" or an "error"')
 
 
 def _is_id(value: object) -> bool:

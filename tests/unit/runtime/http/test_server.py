@@ -1612,3 +1612,29 @@ async def test_a_body_slower_than_the_timeout_is_408_and_the_connection_closes(
     error = json.loads(body)["error"]
     assert error["code"] == ErrorCode.INVALID_REQUEST
     assert "0.5" in error["message"]
+
+
+@pytest.mark.anyio
+async def test_a_message_neither_request_nor_response_is_400() -> None:
+    async with in_process(make_app()) as client:
+        session_id = await open_session(client)
+        for body in (
+            {"jsonrpc": "2.0", "id": 5},
+            {"jsonrpc": "2.0", "mnthod": "tools/call", "id": 5},
+        ):
+            refused = await post(client, body, session_headers(session_id))
+            assert refused.status_code == 400
+            assert error_of(refused)["code"] == ErrorCode.INVALID_REQUEST
+
+
+@pytest.mark.anyio
+async def test_an_initialize_notification_is_400_and_opens_no_session() -> None:
+    app = make_app()
+    async with in_process(app) as client:
+        body = initialize()
+        del body["id"]
+        refused = await post(client, body)
+        assert refused.status_code == 400
+        assert error_of(refused)["code"] == ErrorCode.INVALID_REQUEST
+        assert "mcp-session-id" not in refused.headers
+        assert len(app.sessions) == 0
