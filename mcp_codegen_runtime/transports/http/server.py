@@ -8,6 +8,10 @@ What happens to a request, in order:
 1. Guards (`security.py`): Host (DNS-rebinding allow-list when bound to
    loopback), Origin (403), Content-Type (415), Accept (406), body size (413),
    then the optional `authenticate` hook (401 with `WWW-Authenticate: Bearer`).
+   A body must arrive within the policy's `body_timeout_s` (408, connection
+   closed); one that is not JSON (malformed, not UTF-8, nested too deeply) is
+   400 with -32700; a request whose id is neither a string nor an integer,
+   or an object that is no JSON-RPC message, is 400 with -32600.
 2. POST with a 2026 request (its params carry the `_meta` protocol version):
    stateless. The standard headers must match the body (400, -32020); the
    request is served on its own response (`serve_request`), as JSON, or as an
@@ -19,10 +23,11 @@ What happens to a request, in order:
 3. POST otherwise: a legacy (2025) session. `initialize` creates one (its id
    in `Mcp-Session-Id`); later requests must carry that id (400 without, 404
    for an unknown or expired one) and a supported `MCP-Protocol-Version`
-   (absent: the negotiated one); an id still in flight in the session cannot
-   be reused (400). Each session is one `Connection` over a `SessionMux`; a
-   POST of only notifications or responses gets 202. A client that goes away
-   ends its POST's answer but not the request (legacy disconnection is not
+   (absent: the negotiated one); the id of a request still in flight in the
+   session cannot be reused (400, -32600), even once its POST is gone. Each
+   session is one `Connection` over a `SessionMux`; a POST of only
+   notifications or responses gets 202. A client that goes away ends its
+   POST's answer but not the request (legacy disconnection is not
    cancellation); a session ended while a POST waits answers it 404.
 4. GET opens the session's standalone SSE stream (405 with `Allow` for a
    server without legacy revisions; 409 for a second one); it ends, complete,
