@@ -1,23 +1,37 @@
 """The few ASGI helpers both HTTP apps are written with.
 
 `McpHttpApp` (Streamable HTTP) and `LegacySseApp` (HTTP+SSE) speak plain ASGI
-3: a whole response (`respond`) or the head of an SSE stream (`start_sse`),
-whose events they then send as body chunks, and the lifespan protocol
-(`serve_lifespan`).
+3: a request's body (`read_body`, within the policy's size and time, then
+`parse_json`), a whole response (`respond`) or the head of an SSE stream
+(`start_sse`), whose events they then send as body chunks, and the lifespan
+protocol (`serve_lifespan`).
 """
 
 from __future__ import annotations
 
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, TypeAlias
+
+import anyio
+import msgspec
+
+from ...errors import ErrorCode
+from .headers import HttpError
+from .security import check_body_size
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable, Mapping
+
+    from .security import SecurityPolicy
 
 __all__ = [
     "Message",
     "Receive",
     "Scope",
     "Send",
+    "closing",
+    "parse_json",
+    "read_body",
     "respond",
     "serve_lifespan",
     "start_sse",
@@ -27,6 +41,59 @@ Scope: TypeAlias = "dict[str, Any]"
 Message: TypeAlias = "dict[str, Any]"
 Receive: TypeAlias = "Callable[[], Awaitable[Message]]"
 Send: TypeAlias = "Callable[[Message], Awaitable[None]]"
+
+
+CLOSE: Mapping[str, str] = MappingProxyType({"connection": "close"})
+REQUEST_TIMEOUT = 408
+
+
+def closing(refusal: HttpError) -> Mapping[str, str] | None:
+    """The extra headers of a `read_body` refusal: a 408 ends the connection
+    (the rest of the body may never come); the others leave it to the server
+    (uvicorn reads past a body refused as too large, so its client, still
+    sending, gets the answer instead of a reset)."""
+    return CLOSE if refusal.status == REQUEST_TIMEOUT else None
+
+
+async def read_body(receive: Receive, policy: SecurityPolicy) -> bytes | HttpError:
+    """A request's whole body, or why it was refused: 413 past
+    `policy.max_body_size`, 408 when it takes longer than
+    `policy.body_timeout_s` (slow or stalled), 400 when the client went away.
+    Answer a refusal with the headers `closing` gives."""
+    chunks: list[bytes] = []
+    size = 0
+    with anyio.move_on_after(policy.body_timeout_s):
+        while True:
+            message = await receive()
+            if message["type"] == "http.disconnect":
+                return HttpError(400, "the client went away")
+            chunk: bytes = message.get("body", b"")
+            size += len(chunk)
+            too_big = check_body_size(size, policy)
+            if too_big is not None:
+                return too_big
+            chunks.append(chunk)
+            if not message.get("more_body", False):
+                return b"".join(chunks)
+    return HttpError(
+        REQUEST_TIMEOUT,
+        f"Request Timeout: the body did not arrive within "
+        f"{policy.body_timeout_s} seconds",
+    )
+
+
+def parse_json(body: bytes) -> object:
+    """A request's body as JSON, or 400 with -32700 when it cannot be read:
+    malformed, not UTF-8 (no JSON text), or nested too deeply for the stack."""
+    try:
+        return msgspec.json.decode(body)
+    except msgspec.DecodeError as exc:
+        reason = str(exc)
+    except UnicodeDecodeError:
+        reason = "the body is not valid UTF-8"
+    except RecursionError:
+        reason = "the body is nested too deeply"
+    return HttpError(400, f"Parse error: {reason}", ErrorCode.PARSE_ERROR)
 
 
 def _encoded(extra: Mapping[str, str] | None) -> list[tuple[bytes, bytes]]:

@@ -111,11 +111,21 @@ from typing import TYPE_CHECKING, Any, Final, TypeAlias
 from urllib.parse import parse_qs, quote
 
 import anyio
-import msgspec
 
-from ...errors import ErrorCode, MessageTooLargeError, TransportError
+from ...errors import MessageTooLargeError, TransportError
 from ...jsonrpc import Connection
-from .asgi import Message, Receive, Scope, Send, respond, serve_lifespan, start_sse
+from .asgi import (
+    Message,
+    Receive,
+    Scope,
+    Send,
+    closing,
+    parse_json,
+    read_body,
+    respond,
+    serve_lifespan,
+    start_sse,
+)
 from .headers import (
     PROTOCOL_VERSION_HEADER,
     HttpError,
@@ -126,7 +136,6 @@ from .probe import legacy_endpoint
 from .security import (
     SecurityPolicy,
     check_accept,
-    check_body_size,
     check_content_length,
     check_content_type,
     check_host,
@@ -471,13 +480,12 @@ class LegacySseApp:
         with self.sessions.use(session_id) as state:
             if state is None:
                 raise _Refused(HttpError(404, "Session not found (unknown or ended)"))
-            body = await self._read_body(receive)
-            try:
-                decoded: object = msgspec.json.decode(body)
-            except msgspec.DecodeError as exc:
-                raise _Refused(
-                    HttpError(400, f"Parse error: {exc}", ErrorCode.PARSE_ERROR)
-                ) from None
+            body = await read_body(receive, self.policy)
+            if isinstance(body, HttpError):
+                raise _Refused(body, closing(body))
+            decoded = parse_json(body)
+            if isinstance(decoded, HttpError):
+                raise _Refused(decoded)
             if not isinstance(decoded, dict | list):
                 raise _Refused(HttpError(400, "the body must be a JSON-RPC message"))
             try:
@@ -485,22 +493,6 @@ class LegacySseApp:
             except (anyio.ClosedResourceError, anyio.BrokenResourceError):
                 raise _Refused(HttpError(404, "Session not found (ended)")) from None
         await respond(send, 202, b"Accepted", "text/plain; charset=utf-8")
-
-    async def _read_body(self, receive: Receive) -> bytes:
-        chunks: list[bytes] = []
-        size = 0
-        while True:
-            message = await receive()
-            if message["type"] == "http.disconnect":
-                raise _Refused(HttpError(400, "the client went away"))
-            chunk: bytes = message.get("body", b"")
-            size += len(chunk)
-            too_big = check_body_size(size, self.policy)
-            if too_big is not None:
-                raise _Refused(too_big)
-            chunks.append(chunk)
-            if not message.get("more_body", False):
-                return b"".join(chunks)
 
 
 def _session_id(scope: Scope) -> str:

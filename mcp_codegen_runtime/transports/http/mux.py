@@ -16,6 +16,11 @@ over many HTTP requests, so it runs on one `Connection` whose transport is a
 
 Streams are unbounded memory channels, so the engine never waits on a slow
 HTTP client; a POST whose client went away stops being a destination.
+
+A request stays in flight until its response is sent, or its cancellation
+received, whether its POST is still there or not: the client going away is
+not cancellation, so a new request reusing the id before then is refused
+(`in_flight`), lest it get the old one's response.
 """
 
 from __future__ import annotations
@@ -104,6 +109,7 @@ class SessionMux:
         self._incoming_send: MemoryObjectSendStream[bytes] = sender
         self._incoming: MemoryObjectReceiveStream[bytes] = receiver
         self._by_request: dict[RequestId, ResponseStream] = {}
+        self._serving: set[RequestId] = set()
         self.standalone: ResponseStream | None = None
         """The open GET stream, if any."""
         self.closed = False
@@ -116,22 +122,23 @@ class SessionMux:
         Raises:
             anyio.ClosedResourceError: the session is closed.
         """
+        self._incoming_send.send_nowait(body)
         if stream is not None:
             for request_id in stream.request_ids:
                 self._by_request[request_id] = stream
-        self._incoming_send.send_nowait(body)
+            self._serving.update(stream.request_ids)
 
     def in_flight(self, request_ids: Iterable[RequestId]) -> list[RequestId]:
         """Those of `request_ids` that name requests still awaiting their
-        response (a POST reusing one would get the other's response)."""
-        return [
-            request_id for request_id in request_ids if request_id in self._by_request
-        ]
+        response, their POST answered or not (a POST reusing one would get
+        the other's response)."""
+        return [request_id for request_id in request_ids if request_id in self._serving]
 
     def cancelled(self, request_id: RequestId) -> None:
         """The client cancelled a request: the engine will not answer it, so
         end its POST with a -32800 error reply (the HTTP response must end;
         clients ignore answers to what they cancelled)."""
+        self._serving.discard(request_id)
         stream = self._by_request.pop(request_id, None)
         if stream is not None:
             stream.put(
@@ -178,11 +185,15 @@ class SessionMux:
         if message.startswith(b"["):
             replies = _batch_probe.decode(message)
             ids = [reply.id for reply in replies if reply.id is not None]
+            self._serving.difference_update(ids)
             found = [self._by_request.pop(i, None) for i in ids]
             return next((stream for stream in found if stream is not None), None)
         probe = _probe.decode(message)
         if probe.method is None:
-            return None if probe.id is None else self._by_request.pop(probe.id, None)
+            if probe.id is None:
+                return None
+            self._serving.discard(probe.id)
+            return self._by_request.pop(probe.id, None)
         context = request_in_progress()
         if context is not None:
             stream = self._by_request.get(context.request_id)
@@ -198,6 +209,7 @@ class SessionMux:
         for stream in {*self._by_request.values()}:
             stream.close()
         self._by_request.clear()
+        self._serving.clear()
         if self.standalone is not None:
             self.standalone.close()
 

@@ -28,6 +28,12 @@ official SDKs and the HTTP RFCs):
   400; `check_body_size` checks the bytes actually read. The default, 4 MiB,
   is both SDKs' (Python's `DEFAULT_MAX_REQUEST_BODY_SIZE`, TypeScript's
   ``4mb``).
+- Body time: a body must arrive in full within `body_timeout_s` (30 s by
+  default) of the app starting to read it, else 408 Request Timeout and the
+  connection is closed, so slow or stalled bodies (slowloris) do not hold
+  connections forever. The headers' own pace is the HTTP server's to bound
+  (uvicorn has no header timeout: see the README), as is the number of
+  connections.
 
 Defaults (`SecurityPolicy.for_bind`): on a loopback address, Host must be
 ``localhost``, ``127.0.0.1``, ``[::1]`` (or the bound address) with the bound
@@ -48,6 +54,7 @@ from typing import Final
 from .headers import HeadersLike, HttpError, as_headers, media_type
 
 __all__ = [
+    "DEFAULT_BODY_TIMEOUT_S",
     "DEFAULT_MAX_BODY_SIZE",
     "LOOPBACK_ORIGINS",
     "SecurityPolicy",
@@ -64,6 +71,8 @@ __all__ = [
 
 DEFAULT_MAX_BODY_SIZE: Final = 4 * 1024 * 1024
 """Bytes a request body may hold."""
+DEFAULT_BODY_TIMEOUT_S: Final = 30.0
+"""Seconds a request body may take to arrive."""
 JSON: Final = "application/json"
 SSE: Final = "text/event-stream"
 LOOPBACK_NAMES: Final = ("localhost", "127.0.0.1", "[::1]")
@@ -84,15 +93,20 @@ class SecurityPolicy:
             ``scheme://host:*``); None accepts any (unsafe: no DNS-rebinding
             protection from Origin).
         max_body_size: bytes a request body may hold.
+        body_timeout_s: seconds a request body may take to arrive in full;
+            None for no limit.
     """
 
     allowed_hosts: frozenset[str] | None = None
     allowed_origins: frozenset[str] | None = frozenset()
     max_body_size: int = DEFAULT_MAX_BODY_SIZE
+    body_timeout_s: float | None = DEFAULT_BODY_TIMEOUT_S
 
     def __post_init__(self) -> None:
         if self.max_body_size < 1:
             raise ValueError(f"max_body_size must be positive: {self.max_body_size}")
+        if self.body_timeout_s is not None and not self.body_timeout_s > 0:
+            raise ValueError(f"body_timeout_s must be positive: {self.body_timeout_s}")
 
     @classmethod
     def for_bind(cls, host: str, port: int) -> SecurityPolicy:

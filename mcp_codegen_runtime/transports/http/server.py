@@ -8,6 +8,10 @@ What happens to a request, in order:
 1. Guards (`security.py`): Host (DNS-rebinding allow-list when bound to
    loopback), Origin (403), Content-Type (415), Accept (406), body size (413),
    then the optional `authenticate` hook (401 with `WWW-Authenticate: Bearer`).
+   A body must arrive within the policy's `body_timeout_s` (408, connection
+   closed); one that is not JSON (malformed, not UTF-8, nested too deeply) is
+   400 with -32700; a request whose id is neither a string nor an integer,
+   or an object that is no JSON-RPC message, is 400 with -32600.
 2. POST with a 2026 request (its params carry the `_meta` protocol version):
    stateless. The standard headers must match the body (400, -32020); the
    request is served on its own response (`serve_request`), as JSON, or as an
@@ -19,18 +23,26 @@ What happens to a request, in order:
 3. POST otherwise: a legacy (2025) session. `initialize` creates one (its id
    in `Mcp-Session-Id`); later requests must carry that id (400 without, 404
    for an unknown or expired one) and a supported `MCP-Protocol-Version`
-   (absent: the negotiated one); an id still in flight in the session cannot
-   be reused (400). Each session is one `Connection` over a `SessionMux`; a
-   POST of only notifications or responses gets 202. A client that goes away
-   ends its POST's answer but not the request (legacy disconnection is not
+   (absent: the negotiated one); the id of a request still in flight in the
+   session cannot be reused (400, -32600), even once its POST is gone. Each
+   session is one `Connection` over a `SessionMux`; a POST of only
+   notifications or responses gets 202. A client that goes away ends its
+   POST's answer but not the request (legacy disconnection is not
    cancellation); a session ended while a POST waits answers it 404.
 4. GET opens the session's standalone SSE stream (405 with `Allow` for a
    server without legacy revisions; 409 for a second one); it ends, complete,
    when the session does. DELETE ends the session.
 
-Sessions expire after `idle_timeout_s` unused; at most `max_sessions` live at
-once (503 beyond). Resumability (`Last-Event-ID`) is not offered: streams carry
-no event ids, which the specification allows.
+A legacy session belongs to the principal that opened it (what `authenticate`
+returned, compared with ==; None for all without the hook): to any other its
+id is unknown (404, as the spec's advice to key sessions by user implies, and
+telling nothing of its existence). Sessions expire after `idle_timeout_s`
+unused; at most `max_sessions` live at once (503 beyond), and
+`max_sessions_per_principal` per principal: at its cap, a principal's least
+recently used session without a request in flight is ended to make room (503
+when all are busy), so a client flooding `initialize` only evicts its own.
+Resumability (`Last-Event-ID`) is not offered: streams carry no event ids,
+which the specification allows.
 
 The app runs sessions in asyncio tasks, so it needs an asyncio server
 (uvicorn, hypercorn's asyncio worker).
@@ -57,7 +69,7 @@ from ...jsonrpc import (
     serve_request,
 )
 from ...meta import META_CLIENT_CAPABILITIES, META_PROTOCOL_VERSION
-from .asgi import respond, serve_lifespan, start_sse
+from .asgi import closing, parse_json, read_body, respond, serve_lifespan, start_sse
 from .headers import (
     HEADER_MISMATCH,
     PROTOCOL_VERSION_HEADER,
@@ -70,7 +82,7 @@ from .headers import (
 )
 from .mux import ResponseStream, SessionMux, message_ids
 from .probe import MISSING_REQUIRED_CLIENT_CAPABILITY
-from .security import SecurityPolicy, check_body_size, check_request
+from .security import SecurityPolicy, check_request
 from .sessions import SessionLimitError, SessionRegistry, is_valid_session_id
 from .sse import encode_event
 
@@ -99,6 +111,9 @@ MODERN_ERROR_STATUS: Mapping[int, int] = MappingProxyType(
 """The HTTP status of a 2026 error answered as JSON (the spec's: 404 for an
 unknown method, 400 for invalid params, a missing capability or version; the
 Python SDK's table); any other error is 200."""
+
+DEFAULT_MAX_SESSIONS_PER_PRINCIPAL = 100
+"""Legacy sessions one principal may hold at once (anonymous clients: one)."""
 
 Scope = dict[str, Any]
 
@@ -160,7 +175,8 @@ class McpHttpApp:
             127.0.0.1 on any port, i.e. local clients only).
         authenticate: called with each request; return who it is (readable in
             handlers with `http_principal()`), or None to answer 401.
-        idle_timeout_s, max_sessions: the legacy session limits.
+        idle_timeout_s, max_sessions, max_sessions_per_principal: the
+            legacy session limits (all anonymous clients are one principal).
         tool_input_schema: the `inputSchema` of a tool by name, to check the
             2026 `Mcp-Param-*` headers of `tools/call` against the arguments.
     """
@@ -174,6 +190,7 @@ class McpHttpApp:
         authenticate: Callable[[HttpRequest], Awaitable[object]] | None = None,
         idle_timeout_s: float | None = 1800.0,
         max_sessions: int | None = 10_000,
+        max_sessions_per_principal: int | None = DEFAULT_MAX_SESSIONS_PER_PRINCIPAL,
         tool_input_schema: Callable[[str], Mapping[str, Any] | None] | None = None,
     ) -> None:
         self.session = session
@@ -184,6 +201,7 @@ class McpHttpApp:
         self.sessions: SessionRegistry[_LegacySession] = SessionRegistry(
             idle_timeout_s=idle_timeout_s,
             max_sessions=max_sessions,
+            max_sessions_per_owner=max_sessions_per_principal,
             on_expire=lambda _id, state: self._end(state),
         )
         self._modern = session.handler() if session.modern_versions else None
@@ -253,9 +271,9 @@ class McpHttpApp:
             body = await self._read_body(receive)
             await self._post(headers, body, receive, send, principal)
         elif method == "GET":
-            await self._get(headers, receive, send)
+            await self._get(headers, receive, send, principal)
         elif method == "DELETE":
-            await self._delete(headers, send)
+            await self._delete(headers, send, principal)
         else:
             raise _Refused(
                 HttpError(405, f"Method not allowed: {method}"),
@@ -266,20 +284,10 @@ class McpHttpApp:
         return "GET, POST, DELETE" if self.session.legacy_versions else "POST"
 
     async def _read_body(self, receive: Any) -> bytes:
-        chunks: list[bytes] = []
-        size = 0
-        while True:
-            message = await receive()
-            if message["type"] == "http.disconnect":
-                raise _refuse(400, "the client went away")
-            chunk: bytes = message.get("body", b"")
-            size += len(chunk)
-            too_big = check_body_size(size, self.policy)
-            if too_big is not None:
-                raise _Refused(too_big)
-            chunks.append(chunk)
-            if not message.get("more_body", False):
-                return b"".join(chunks)
+        body = await read_body(receive, self.policy)
+        if isinstance(body, HttpError):
+            raise _Refused(body, closing(body))
+        return body
 
     # -- POST --
 
@@ -291,19 +299,20 @@ class McpHttpApp:
         send: Any,
         principal: object,
     ) -> None:
-        try:
-            decoded: object = msgspec.json.decode(body)
-        except msgspec.DecodeError as exc:
-            raise _refuse(400, f"Parse error: {exc}", ErrorCode.PARSE_ERROR) from None
+        decoded = parse_json(body)
+        if isinstance(decoded, HttpError):
+            raise _Refused(decoded)
         if isinstance(decoded, list):
             batch: list[Any] = [*typing.cast("Iterable[Any]", decoded)]
             if not batch:
                 raise _refuse(400, "an empty batch")
+            _check_messages(batch)
             await self._post_legacy(headers, body, batch, receive, send, principal)
             return
         message = _members(decoded)
         if not message:
             raise _refuse(400, "the body must be a JSON-RPC message")
+        _check_messages([message])
         if self._modern is not None and self._is_modern(headers, message):
             await self._post_modern(headers, message, receive, send, principal)
             return
@@ -345,11 +354,13 @@ class McpHttpApp:
             )
         session_id = headers.get(SESSION_HEADER)
         if isinstance(message, dict) and message.get("method") == INITIALIZE:
-            session_id, state = await self._open_session()
+            if "id" not in message:
+                raise _refuse(400, "initialize is a request: it needs an id")
+            session_id, state = await self._open_session(principal)
         else:
             if session_id is None:
                 raise _refuse(400, "Bad Request: the Mcp-Session-Id header is required")
-            found = self.sessions.get(session_id)
+            found = self.sessions.get(session_id, principal)
             if found is None:
                 raise _refuse(404, "Session not found (unknown or expired)")
             state = found
@@ -381,20 +392,20 @@ class McpHttpApp:
         if stream is None:
             await respond(send, 202, b"", None, extra)
             return
-        with self.sessions.use(session_id):
+        with self.sessions.use(session_id, principal):
             try:
                 # A client going away ends the answer, not the request.
                 await _answer(stream, receive, send, extra, on_disconnect=stream.close)
             finally:
                 state.mux.forget(stream)
 
-    async def _open_session(self) -> tuple[str, _LegacySession]:
+    async def _open_session(self, principal: object) -> tuple[str, _LegacySession]:
         mux = SessionMux()
         handler = self.session.handler()
         connection = Connection(mux, handler)
         state = _LegacySession(mux, connection, handler)
         try:
-            session_id = self.sessions.create(state)
+            session_id = self.sessions.create(state, principal)
         except SessionLimitError:
             await mux.aclose()  # never used: close its channels
             raise _Refused(
@@ -522,7 +533,9 @@ class McpHttpApp:
 
     # -- GET and DELETE --
 
-    async def _get(self, headers: HttpHeaders, receive: Any, send: Any) -> None:
+    async def _get(
+        self, headers: HttpHeaders, receive: Any, send: Any, principal: object
+    ) -> None:
         version = headers.get(PROTOCOL_VERSION_HEADER)
         if not self.session.legacy_versions or version in self.session.modern_versions:
             raise _Refused(
@@ -532,7 +545,7 @@ class McpHttpApp:
         session_id = headers.get(SESSION_HEADER)
         if session_id is None:
             raise _refuse(400, "Bad Request: the Mcp-Session-Id header is required")
-        state = self.sessions.get(session_id)
+        state = self.sessions.get(session_id, principal)
         if state is None:
             raise _refuse(404, "Session not found (unknown or expired)")
         if state.mux.standalone is not None:
@@ -540,7 +553,7 @@ class McpHttpApp:
         stream = ResponseStream()
         state.mux.standalone = stream
         try:
-            with self.sessions.use(session_id):
+            with self.sessions.use(session_id, principal):
                 await _stream_events(
                     stream, receive, send, {SESSION_HEADER: session_id}
                 )
@@ -549,7 +562,7 @@ class McpHttpApp:
                 state.mux.standalone = None
             stream.end()
 
-    async def _delete(self, headers: HttpHeaders, send: Any) -> None:
+    async def _delete(self, headers: HttpHeaders, send: Any, principal: object) -> None:
         if not self.session.legacy_versions:
             raise _Refused(
                 HttpError(405, "This server keeps no sessions"),
@@ -558,7 +571,7 @@ class McpHttpApp:
         session_id = headers.get(SESSION_HEADER)
         if session_id is None or not is_valid_session_id(session_id):
             raise _refuse(400, "Bad Request: the Mcp-Session-Id header is required")
-        state = self.sessions.close(session_id)
+        state = self.sessions.close(session_id, principal)
         if state is None:
             raise _refuse(404, "Session not found (unknown or expired)")
         self._end(state)
@@ -744,6 +757,23 @@ def _cancelled_ids(message: dict[str, Any] | list[Any]) -> list[Any]:
             if isinstance(request_id, int | str):
                 found.append(request_id)
     return found
+
+
+def _check_messages(messages: list[Any]) -> None:
+    """400 with -32600 for what the engine could answer only with a null id,
+    so to no one, before anything runs: a request whose id is neither a
+    string nor an integer (null included: MCP forbids it), and an object
+    that is neither a request, a notification nor a response."""
+    for message in map(_members, messages):
+        if "method" in message:
+            if "id" in message and not _is_id(message["id"]):
+                raise _refuse(400, "id must be a string or an integer")
+        elif "result" not in message and "error" not in message:
+            raise _refuse(400, 'a message needs a "method", a "result" or an "error"')
+
+
+def _is_id(value: object) -> bool:
+    return isinstance(value, int | str) and not isinstance(value, bool)
 
 
 def _members(value: object) -> dict[str, Any]:

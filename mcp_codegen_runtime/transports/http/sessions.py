@@ -17,7 +17,15 @@ has no sessions: its requests carry no id and get none.
 - At most `max_sessions` live at once; `create` then raises
   `SessionLimitError`, which a server answers with 503 (as the Python SDK
   does), leaving existing sessions alone.
-- The defaults follow the Python SDK: 30 minutes idle, 10 000 sessions.
+- A session belongs to its `owner` (who opened it: the server's authenticated
+  principal, None for anonymous, so all anonymous clients are one owner).
+  Only an equal (`==`) owner finds it; to any other, it is unknown.
+- At most `max_sessions_per_owner` live per owner: an owner at its cap loses
+  its own least recently used session not in use (passed to `on_expire`), so
+  one flooding client cannot lock the others out; when all of them are in
+  use, `create` raises `SessionLimitError` for that owner only.
+- The defaults follow the Python SDK: 30 minutes idle, 10 000 sessions; no
+  cap per owner (servers set theirs).
 - Time comes from `clock` (`time.monotonic` unless told), so tests control it.
 """
 
@@ -82,7 +90,29 @@ class SessionLimitError(McpError):
 class _Entry(Generic[T]):
     value: T
     last_used: float
+    owner: _Owner
     users: int = 0
+
+
+class _Owner:
+    """An owner as a dict key: equal owners are equal keys, hashable or not."""
+
+    __slots__ = ("_hash", "value")
+
+    def __init__(self, value: object) -> None:
+        self.value = value
+        try:
+            self._hash = hash(value)
+        except TypeError:  # unhashable (a dict of claims): equality alone decides
+            self._hash = 0
+
+    def __hash__(self) -> int:
+        return self._hash
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _Owner) and (
+            self.value is other.value or bool(self.value == other.value)
+        )
 
 
 class SessionRegistry(Generic[T]):
@@ -92,7 +122,10 @@ class SessionRegistry(Generic[T]):
         idle_timeout_s: seconds without use before a session expires; None
             for never.
         max_sessions: sessions live at once; None for no limit.
-        on_expire: called with (id, value) for each expired session removed.
+        max_sessions_per_owner: sessions live at once per owner; None for no
+            limit.
+        on_expire: called with (id, value) for each expired or evicted
+            session removed.
         clock: the current time in seconds (monotonic).
     """
 
@@ -101,19 +134,26 @@ class SessionRegistry(Generic[T]):
         *,
         idle_timeout_s: float | None = DEFAULT_IDLE_TIMEOUT_S,
         max_sessions: int | None = DEFAULT_MAX_SESSIONS,
+        max_sessions_per_owner: int | None = None,
         on_expire: Callable[[str, T], object] | None = None,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         if idle_timeout_s is not None and not idle_timeout_s > 0:
             raise ValueError(f"idle_timeout_s must be positive: {idle_timeout_s}")
-        if max_sessions is not None and max_sessions < 1:
-            raise ValueError(f"max_sessions must be positive: {max_sessions}")
+        for name, cap in (
+            ("max_sessions", max_sessions),
+            ("max_sessions_per_owner", max_sessions_per_owner),
+        ):
+            if cap is not None and cap < 1:
+                raise ValueError(f"{name} must be positive: {cap}")
         self.idle_timeout_s = idle_timeout_s
         self.max_sessions = max_sessions
+        self.max_sessions_per_owner = max_sessions_per_owner
         self._on_expire = on_expire
         self._clock = clock
         # Least recently used first, so expired sessions are found at the front.
         self._entries: OrderedDict[str, _Entry[T]] = OrderedDict()
+        self._owned: dict[_Owner, int] = {}
 
     def __len__(self) -> int:
         return len(self._entries)
@@ -121,41 +161,57 @@ class SessionRegistry(Generic[T]):
     def __contains__(self, session_id: object) -> bool:
         return session_id in self._entries
 
-    def create(self, value: T) -> str:
-        """Register a session holding `value`; its new id.
+    def create(self, value: T, owner: object = None) -> str:
+        """Register a session of `owner` holding `value`; its new id.
 
         Raises:
-            SessionLimitError: `max_sessions` are live, even after expiry.
+            SessionLimitError: `max_sessions` are live, even after expiry, or
+                `max_sessions_per_owner` of `owner`'s, all in use.
         """
         now = self._clock()
         self.sweep(now)
+        key = _Owner(owner)
+        cap = self.max_sessions_per_owner
+        if cap is not None and self._owned.get(key, 0) >= cap:
+            self._evict(key, cap)
         if self.max_sessions is not None and len(self._entries) >= self.max_sessions:
             raise SessionLimitError(self.max_sessions)
         session_id = new_session_id()
         while session_id in self._entries:  # pragma: no cover - 2**-256
             session_id = new_session_id()
-        self._entries[session_id] = _Entry(value, now)
+        self._entries[session_id] = _Entry(value, now, key)
+        self._owned[key] = self._owned.get(key, 0) + 1
         return session_id
 
-    def get(self, session_id: str) -> T | None:
+    def _evict(self, owner: _Owner, cap: int) -> None:
+        """Remove the least recently used session of `owner` not in use."""
+        for sid, entry in self._entries.items():
+            if entry.owner == owner and not entry.users:
+                self._remove(sid)
+                if self._on_expire is not None:
+                    self._on_expire(sid, entry.value)
+                return
+        raise SessionLimitError(cap)
+
+    def get(self, session_id: str, owner: object = None) -> T | None:
         """The session's value, its idle time restarting; None when the id is
-        invalid, unknown, closed or expired."""
+        invalid, unknown, closed, expired or another owner's."""
         now = self._clock()
         self.sweep(now)
-        entry = self._lookup(session_id)
+        entry = self._lookup(session_id, owner)
         if entry is None:
             return None
         self._touch(session_id, entry, now)
         return entry.value
 
     @contextmanager
-    def use(self, session_id: str) -> Generator[T | None]:
+    def use(self, session_id: str, owner: object = None) -> Generator[T | None]:
         """Hold a session while a request or stream is in flight: it cannot
-        expire meanwhile, and its idle time restarts at the end. Yields what
-        `get` returns."""
+        expire (nor be evicted) meanwhile, and its idle time restarts at the
+        end. Yields what `get` returns."""
         now = self._clock()
         self.sweep(now)
-        entry = self._lookup(session_id)
+        entry = self._lookup(session_id, owner)
         if entry is not None:
             entry.users += 1
             self._touch(session_id, entry, now)
@@ -167,17 +223,19 @@ class SessionRegistry(Generic[T]):
                 if self._entries.get(session_id) is entry:
                     self._touch(session_id, entry, self._clock())
 
-    def close(self, session_id: str) -> T | None:
-        """Remove a session; its value, or None when there was none."""
-        if not is_valid_session_id(session_id):
+    def close(self, session_id: str, owner: object = None) -> T | None:
+        """Remove a session of `owner`; its value, or None when there was none."""
+        entry = self._lookup(session_id, owner)
+        if entry is None:
             return None
-        entry = self._entries.pop(session_id, None)
-        return None if entry is None else entry.value
+        self._remove(session_id)
+        return entry.value
 
     def close_all(self) -> list[tuple[str, T]]:
         """Remove every session (at shutdown); the (id, value) pairs."""
         removed = [(sid, entry.value) for sid, entry in self._entries.items()]
         self._entries.clear()
+        self._owned.clear()
         return removed
 
     def sweep(self, now: float | None = None) -> list[tuple[str, T]]:
@@ -197,7 +255,7 @@ class SessionRegistry(Generic[T]):
             else:
                 expired.append((sid, entry.value))
         for sid, _ in expired:
-            del self._entries[sid]
+            self._remove(sid)
         for sid in held:  # in use: checked again once released
             self._entries.move_to_end(sid)
         if self._on_expire is not None:
@@ -205,10 +263,21 @@ class SessionRegistry(Generic[T]):
                 self._on_expire(sid, value)
         return expired
 
-    def _lookup(self, session_id: str) -> _Entry[T] | None:
+    def _lookup(self, session_id: str, owner: object) -> _Entry[T] | None:
         if not is_valid_session_id(session_id):
             return None
-        return self._entries.get(session_id)
+        entry = self._entries.get(session_id)
+        if entry is None or entry.owner != _Owner(owner):
+            return None
+        return entry
+
+    def _remove(self, session_id: str) -> None:
+        entry = self._entries.pop(session_id)
+        left = self._owned[entry.owner] - 1
+        if left:
+            self._owned[entry.owner] = left
+        else:
+            del self._owned[entry.owner]
 
     def _touch(self, session_id: str, entry: _Entry[T], now: float) -> None:
         entry.last_used = max(entry.last_used, now)

@@ -748,3 +748,57 @@ async def test_a_transport_not_entered_refuses_to_send_and_receive() -> None:
     with pytest.raises(anyio.ClosedResourceError):
         await transport.receive()
     await transport.aclose()
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize(
+    "body",
+    [b'{"jsonrpc":"2.0","id":1,"method":"ping\xff"}', b"[" * 1000 + b"]" * 1000],
+    ids=["utf8", "deep"],
+)
+async def test_a_body_that_cannot_be_read_is_400_parse_error(body: bytes) -> None:
+    async with (
+        served() as (_, base),
+        httpx.AsyncClient() as http,
+        raw_stream(http, f"{base}/sse") as (_, events),
+    ):
+        endpoint = (await anext(events)).data.decode()
+        answer = await http.post(
+            f"{base}{endpoint}", content=body, headers=JSON_HEADERS
+        )
+        assert answer.status_code == 400
+        assert answer.json()["error"]["code"] == ErrorCode.PARSE_ERROR
+
+
+@pytest.mark.anyio
+async def test_a_stalled_body_is_408_and_the_connection_closes() -> None:
+    local = SecurityPolicy.for_bind("127.0.0.1", 0)
+    policy = SecurityPolicy(
+        allowed_hosts=local.allowed_hosts,
+        allowed_origins=local.allowed_origins,
+        body_timeout_s=0.5,
+    )
+    async with (
+        served(policy=policy) as (_, base),
+        httpx.AsyncClient() as http,
+        raw_stream(http, f"{base}/sse") as (_, events),
+    ):
+        endpoint = (await anext(events)).data.decode()
+        port = httpx.URL(base).port
+        assert port is not None
+        stream = await anyio.connect_tcp("127.0.0.1", port)
+        async with stream:
+            head = (
+                f"POST {endpoint} HTTP/1.1\r\nhost: 127.0.0.1:{port}\r\n"
+                "content-type: application/json\r\ncontent-length: 100\r\n\r\n{"
+            )
+            await stream.send(head.encode())
+            answer = b""
+            with anyio.fail_after(LIMIT):
+                try:
+                    while chunk := await stream.receive():
+                        answer += chunk
+                except anyio.EndOfStream:
+                    pass  # closed by the server
+        assert answer.startswith(b"HTTP/1.1 408 ")
+        assert b"connection: close" in answer.lower()

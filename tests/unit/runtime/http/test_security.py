@@ -21,6 +21,7 @@ from mcp_codegen_runtime.transports.http import (
     check_request,
     is_loopback,
 )
+from mcp_codegen_runtime.transports.http.security import DEFAULT_BODY_TIMEOUT_S
 
 LOCAL = SecurityPolicy.for_bind("127.0.0.1", 8000)
 BOTH = "application/json, text/event-stream"
@@ -440,3 +441,11 @@ def test_delete_checks_host_and_origin_only() -> None:
     assert status(check_request("DELETE", {"Host": "evil.com"}, LOCAL)) == 421
     delete = {"Host": "localhost:8000", "Origin": "http://evil.com"}
     assert status(check_request("DELETE", delete, LOCAL)) == 403
+
+
+def test_a_body_must_arrive_within_the_timeout_if_any() -> None:
+    assert SecurityPolicy().body_timeout_s == DEFAULT_BODY_TIMEOUT_S == 30.0
+    assert SecurityPolicy.for_bind("127.0.0.1", 80).body_timeout_s == 30.0
+    assert SecurityPolicy(body_timeout_s=None).body_timeout_s is None
+    with pytest.raises(ValueError, match="body_timeout_s"):
+        SecurityPolicy(body_timeout_s=0)

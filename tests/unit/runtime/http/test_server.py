@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import dataclasses
 import json
 import logging
 import socket
@@ -569,12 +570,6 @@ async def test_authentication_401_and_the_principal_in_both_eras() -> None:
             client, rpc(1, "tools/call", call("principal")), headers | bearer("alice")
         )
         assert result_text(answer.json()) == "'alice'"
-        # Each request is answered for its own credentials, not the session's
-        # first ones.
-        answer = await post(
-            client, rpc(2, "tools/call", call("principal")), headers | bearer("bob")
-        )
-        assert result_text(answer.json()) == "'bob'"
         refused = await post(client, rpc(3, "tools/call", call("principal")), headers)
         assert refused.status_code == 401
 
@@ -582,6 +577,55 @@ async def test_authentication_401_and_the_principal_in_both_eras() -> None:
         answer = await post(client, body, modern_headers | bearer("carol"))
         assert answer.status_code == 200
         assert result_text(answer.json()) == "'carol'"
+
+
+async def authenticate_bearer(request: HttpRequest) -> object:
+    """The bearer token, or "anonymous" without one."""
+    authorization = request.headers.get("authorization") or ""
+    return authorization.removeprefix("Bearer ") or "anonymous"
+
+
+def bearer(token: str) -> dict[str, str]:
+    return {"authorization": f"Bearer {token}"}
+
+
+@pytest.mark.anyio
+async def test_a_legacy_session_is_unknown_to_another_principal() -> None:
+    async with in_process(make_app(authenticate=authenticate_bearer)) as client:
+        opened = await post(client, initialize(), bearer("alice"))
+        session_id = opened.headers["mcp-session-id"]
+        alice = session_headers(session_id) | bearer("alice")
+        mallory = session_headers(session_id) | bearer("mallory")
+        stolen = await post(client, rpc(1, "tools/call", call("principal")), mallory)
+        assert stolen.status_code == 404
+        assert "Session not found" in error_of(stolen)["message"]
+        get = await client.get("/mcp", headers=mallory | {"accept": ACCEPT})
+        assert get.status_code == 404
+        assert (await client.delete("/mcp", headers=mallory)).status_code == 404
+        # Still alice's, and working.
+        answer = await post(client, rpc(2, "tools/call", call("principal")), alice)
+        assert result_text(answer.json()) == "'alice'"
+        assert (await client.delete("/mcp", headers=alice)).status_code == 200
+
+
+@pytest.mark.anyio
+async def test_a_principal_flooding_initialize_evicts_only_its_own_sessions() -> None:
+    app = make_app(
+        authenticate=authenticate_bearer, max_sessions=4, max_sessions_per_principal=2
+    )
+    async with in_process(app) as client:
+        opened = await post(client, initialize(), bearer("alice"))
+        alice = session_headers(opened.headers["mcp-session-id"]) | bearer("alice")
+        flood = [await post(client, initialize()) for _ in range(10)]
+        assert [response.status_code for response in flood] == [200] * 10
+        assert len(app.sessions) == 3
+        # The flood's oldest sessions are gone; the others' are untouched.
+        first = session_headers(flood[0].headers["mcp-session-id"])
+        gone = await post(client, rpc(1, "tools/list"), first)
+        assert gone.status_code == 404
+        answer = await post(client, rpc(1, "tools/call", call("principal")), alice)
+        assert result_text(answer.json()) == "'alice'"
+        assert (await post(client, initialize(), bearer("alice"))).status_code == 200
 
 
 # --- legacy sessions --------------------------------------------------------------
@@ -1381,3 +1425,216 @@ async def test_a_2026_ping_is_404_method_not_found() -> None:
         assert response.status_code == 404
         assert response.json()["id"] == 500
         assert error_of(response)["code"] == ErrorCode.METHOD_NOT_FOUND
+
+
+# --- hardening: what no body may do ----------------------------------------------
+
+DEEP = b"[" * 1000 + b"]" * 1000
+"""JSON nested 1,000 levels (deeper than msgspec decodes in a server's stack)."""
+
+
+def _raw(message: dict[str, Any], old: bytes = b"", new: bytes = b"") -> bytes:
+    return json.dumps(message).encode().replace(old, new)
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize(
+    "body",
+    [
+        b'{"jsonrpc":"2.0","id":1,"method":"initialize\xff"}',
+        b'{"jsonrpc":"2.0","id":1,"method":"initialize"}\xff',
+        _raw(initialize(1), b'"http-server-tests"', b'"\xc3\x28"'),
+        DEEP,
+        _raw(rpc(1, "initialize", {"deep": 0}), b"0", DEEP),
+    ],
+    ids=["utf8-method", "utf8-trailing", "utf8-params", "deep", "deep-params"],
+)
+async def test_a_body_that_cannot_be_read_is_400_parse_error(body: bytes) -> None:
+    async with in_process(make_app()) as client:
+        refused = await client.post("/mcp", content=body, headers=BASE)
+        assert refused.status_code == 400
+        assert error_of(refused)["code"] == ErrorCode.PARSE_ERROR
+        assert refused.json()["id"] is None
+        # In a session, and as a 2026 request, too.
+        session_id = await open_session(client)
+        for headers in (session_headers(session_id), modern(1, "tools/list")[1]):
+            refused = await client.post("/mcp", content=body, headers=BASE | headers)
+            assert refused.status_code == 400
+            assert error_of(refused)["code"] == ErrorCode.PARSE_ERROR
+
+
+BAD_IDS: list[Any] = [[1], {"a": 1}, 1.5, True, False, None]
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("bad_id", BAD_IDS, ids=repr)
+async def test_a_modern_request_with_a_bad_id_is_400_and_never_runs(
+    bad_id: Any,
+) -> None:
+    probe = Probe()
+    async with in_process(make_app(probe)) as client:
+        body, headers = modern(1, "tools/call", call("block"))
+        body["id"] = bad_id
+        refused = await post(client, body, headers)
+        assert refused.status_code == 400
+        assert error_of(refused)["code"] == ErrorCode.INVALID_REQUEST
+        assert refused.json()["id"] is None
+        await asyncio.sleep(0)
+        assert not probe.started.is_set()
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("bad_id", BAD_IDS, ids=repr)
+async def test_a_legacy_request_with_a_bad_id_is_400_and_never_runs(
+    bad_id: Any,
+) -> None:
+    probe = Probe()
+    async with in_process(make_app(probe)) as client:
+        session_id = await open_session(client)
+        body = rpc(1, "tools/call", call("block"))
+        body["id"] = bad_id
+        refused = await post(client, body, session_headers(session_id))
+        assert refused.status_code == 400
+        assert error_of(refused)["code"] == ErrorCode.INVALID_REQUEST
+        assert refused.json()["id"] is None
+        await asyncio.sleep(0)
+        assert not probe.started.is_set()
+        # The session is unharmed.
+        answer = await post(
+            client,
+            rpc(2, "tools/call", call("echo", message="ok")),
+            session_headers(session_id),
+        )
+        assert result_text(answer.json()) == "ok"
+
+
+class CountingApp(McpHttpApp):
+    """`McpHttpApp` counting the HTTP requests it has finished with."""
+
+    finished = 0
+    _changed: anyio.Event | None = None
+
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        try:
+            await super().__call__(scope, receive, send)
+        finally:
+            if scope["type"] == "http":
+                self.finished += 1
+                if self._changed is not None:
+                    self._changed.set()
+
+    async def until_finished(self, count: int) -> None:
+        with anyio.fail_after(LIMIT):
+            while self.finished < count:
+                self._changed = anyio.Event()
+                await self._changed.wait()
+
+
+@pytest.mark.anyio
+async def test_the_id_of_a_hung_up_request_still_running_cannot_be_reused() -> None:
+    probe = Probe()
+    app = CountingApp(tools_session(probe))
+    async with served(app) as url, httpx.AsyncClient(timeout=LIMIT) as client:
+        session_id = await open_session(client, url=url)
+        headers = session_headers(session_id)
+        body = json.dumps(rpc(1, "tools/call", call("block"))).encode()
+        await hang_up_during(url, body, headers, probe)
+        await app.until_finished(3)  # initialize, initialized, the hung-up POST
+        # The old request still runs (disconnection is not cancellation): a
+        # new one under its id would get its answer, so it is refused.
+        new = rpc(1, "tools/call", call("echo", message="NEW REQUEST"))
+        with anyio.fail_after(LIMIT):
+            reused = await post(client, new, headers, url)
+        assert reused.status_code == 400
+        assert error_of(reused)["code"] == ErrorCode.INVALID_REQUEST
+        assert "already in flight" in error_of(reused)["message"]
+        probe.release.set()
+        with anyio.fail_after(LIMIT):
+            await probe.finished.wait()
+        # Answered (to no one): the id is free, and names the new request.
+        with anyio.fail_after(LIMIT):
+            while True:
+                again = await post(client, new, headers, url)
+                if again.status_code == 200:
+                    break
+                assert "already in flight" in error_of(again)["message"]
+                await asyncio.sleep(0.01)
+        assert result_text(again.json()) == "NEW REQUEST"
+
+
+async def post_slowly(url: str, *, trickle: bool) -> bytes:
+    """POST a body that stalls after its first bytes (or trickles a byte at a
+    time) on a raw connection; all the server answers, until it closes."""
+    address = httpx.URL(url)
+    port = address.port
+    assert port is not None
+    reader, writer = await asyncio.open_connection("127.0.0.1", port)
+    head = [
+        f"POST {address.raw_path.decode()} HTTP/1.1",
+        f"host: 127.0.0.1:{port}",
+        "content-length: 1000",
+        *(f"{name}: {value}" for name, value in BASE.items()),
+    ]
+    writer.write("\r\n".join(head).encode() + b'\r\n\r\n{"jsonrpc"')
+
+    async def dribble() -> None:
+        try:
+            while True:
+                await asyncio.sleep(0.05)
+                writer.write(b" ")
+                await writer.drain()
+        except OSError:
+            pass
+
+    dribbling = asyncio.get_running_loop().create_task(dribble())
+    if not trickle:
+        dribbling.cancel()
+    try:
+        with anyio.fail_after(LIMIT):
+            return await reader.read()  # to the end: the server closes
+    finally:
+        dribbling.cancel()
+        writer.close()
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("trickle", [False, True], ids=["stalled", "trickling"])
+async def test_a_body_slower_than_the_timeout_is_408_and_the_connection_closes(
+    trickle: bool,
+) -> None:
+    local = SecurityPolicy.for_bind("127.0.0.1", 0)
+    policy = dataclasses.replace(local, body_timeout_s=0.5)
+    async with served(make_app(policy=policy)) as url:
+        answer = await post_slowly(url, trickle=trickle)
+    head, _, body = answer.partition(b"\r\n\r\n")
+    assert head.startswith(b"HTTP/1.1 408 ")
+    assert b"connection: close" in head.lower()
+    error = json.loads(body)["error"]
+    assert error["code"] == ErrorCode.INVALID_REQUEST
+    assert "0.5" in error["message"]
+
+
+@pytest.mark.anyio
+async def test_a_message_neither_request_nor_response_is_400() -> None:
+    async with in_process(make_app()) as client:
+        session_id = await open_session(client)
+        for body in (
+            {"jsonrpc": "2.0", "id": 5},
+            {"jsonrpc": "2.0", "mnthod": "tools/call", "id": 5},
+        ):
+            refused = await post(client, body, session_headers(session_id))
+            assert refused.status_code == 400
+            assert error_of(refused)["code"] == ErrorCode.INVALID_REQUEST
+
+
+@pytest.mark.anyio
+async def test_an_initialize_notification_is_400_and_opens_no_session() -> None:
+    app = make_app()
+    async with in_process(app) as client:
+        body = initialize()
+        del body["id"]
+        refused = await post(client, body)
+        assert refused.status_code == 400
+        assert error_of(refused)["code"] == ErrorCode.INVALID_REQUEST
+        assert "mcp-session-id" not in refused.headers
+        assert len(app.sessions) == 0

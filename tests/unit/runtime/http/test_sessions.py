@@ -33,6 +33,7 @@ def registry(
     *,
     idle: float | None = 10.0,
     limit: int | None = None,
+    per_owner: int | None = None,
     expired: list[tuple[str, str]] | None = None,
 ) -> SessionRegistry[str]:
     def on_expire(session_id: str, value: str) -> None:
@@ -40,7 +41,11 @@ def registry(
             expired.append((session_id, value))
 
     return SessionRegistry(
-        idle_timeout_s=idle, max_sessions=limit, on_expire=on_expire, clock=clock
+        idle_timeout_s=idle,
+        max_sessions=limit,
+        max_sessions_per_owner=per_owner,
+        on_expire=on_expire,
+        clock=clock,
     )
 
 
@@ -289,3 +294,71 @@ def test_a_clock_going_backwards_does_not_revive_old_times() -> None:
     assert sessions.get(session_id) == "v"
     clock.now += 50 + 10
     assert sessions.sweep() == [(session_id, "v")]
+
+
+# --- owners ---------------------------------------------------------------------
+
+
+def test_a_session_is_found_only_by_its_owner() -> None:
+    sessions = registry(Clock())
+    session_id = sessions.create("a", owner="alice")
+    assert sessions.get(session_id, owner="bob") is None
+    assert sessions.get(session_id) is None  # anonymous is another owner
+    with sessions.use(session_id, owner="bob") as state:
+        assert state is None
+    assert sessions.close(session_id, owner="bob") is None
+    assert sessions.get(session_id, owner="alice") == "a"
+    assert sessions.close(session_id, owner="alice") == "a"
+
+
+def test_owners_are_compared_by_equality_hashable_or_not() -> None:
+    sessions = registry(Clock(), per_owner=1)
+    session_id = sessions.create("a", owner={"sub": "alice"})
+    assert sessions.get(session_id, owner={"sub": "alice"}) == "a"
+    assert sessions.get(session_id, owner={"sub": "bob"}) is None
+    replaced = sessions.create("b", owner={"sub": "alice"})  # alice's cap: 1
+    assert session_id not in sessions
+    assert sessions.get(replaced, owner={"sub": "alice"}) == "b"
+
+
+def test_an_owner_at_its_cap_evicts_its_own_least_recently_used_session() -> None:
+    clock = Clock()
+    expired: list[tuple[str, str]] = []
+    sessions = registry(clock, per_owner=2, expired=expired)
+    first = sessions.create("a1", owner="alice")
+    clock.now += 1
+    second = sessions.create("a2", owner="alice")
+    clock.now += 1
+    other = sessions.create("b1", owner="bob")
+    clock.now += 1
+    assert sessions.get(first, owner="alice") == "a1"  # now second is the oldest
+    third = sessions.create("a3", owner="alice")
+    assert expired == [(second, "a2")]
+    assert all(sid in sessions for sid in (first, third, other))
+    assert len(sessions) == 3
+    assert sessions.get(other, owner="bob") == "b1"
+
+
+def test_an_owner_whose_sessions_are_all_in_use_is_refused_alone() -> None:
+    sessions = registry(Clock(), per_owner=1)
+    held = sessions.create("a1", owner="alice")
+    with sessions.use(held, owner="alice"):
+        with pytest.raises(SessionLimitError):
+            sessions.create("a2", owner="alice")
+        sessions.create("b1", owner="bob")
+    assert sessions.get(held, owner="alice") == "a1"
+
+
+def test_anonymous_sessions_share_one_owner() -> None:
+    expired: list[tuple[str, str]] = []
+    sessions = registry(Clock(), per_owner=2, expired=expired)
+    first = sessions.create("x")
+    sessions.create("y")
+    sessions.create("z")
+    assert expired == [(first, "x")]
+    assert len(sessions) == 2
+
+
+def test_the_per_owner_cap_must_be_positive() -> None:
+    with pytest.raises(ValueError, match="max_sessions_per_owner"):
+        SessionRegistry[str](max_sessions_per_owner=0)
