@@ -271,3 +271,66 @@ async def test_a_skipped_oversized_message_is_32600_and_serving_goes_on() -> Non
                 await peer.assert_alive()
         finally:
             await theirs.aclose()
+
+
+# --- input that msgspec cannot read at all --------------------------------------
+
+DEEP = b"[" * 3000 + b"]" * 3000
+"""Nesting past the interpreter's recursion limit (msgspec's too)."""
+
+
+@pytest.mark.parametrize(
+    ("line", "code", "reply_id", "reason"),
+    [
+        (DEEP, -32600, None, "nested too deeply"),
+        (
+            b'{"jsonrpc":"2.0","id":3,"method":"x","params":' + DEEP + b"}",
+            -32600,
+            3,
+            "nested too deeply",
+        ),
+        (
+            b'{"jsonrpc":"2.0","method":"x","params":' + DEEP + b',"id":"t"}',
+            -32600,
+            "t",
+            "nested too deeply",
+        ),
+        (b'{"jsonrpc":"2.0","id":1,"method":"\xff"}', -32600, 1, "UTF-8"),
+        (b'{"jsonrpc":"2.0","id":"\xff","method":"x"}', -32600, None, "UTF-8"),
+        (b'{"jsonrpc":"2.0","id":4,"method":7} x', -32700, None, "trailing"),
+        (b'{"jsonrpc":"2.0","id":1e400,"method":"x"}', -32600, None, "id must be"),
+        (b'{"jsonrpc":"2.0","id":5,"method":1e400}', -32600, 5, "out of range"),
+        (b'{"jsonrpc":"2.0","id":6,"method":"\xff"', -32700, None, "Parse error"),
+    ],
+)
+@pytest.mark.anyio
+async def test_unreadable_input_is_answered_with_the_id_when_it_can_be_found(
+    line: bytes, code: int, reply_id: Any, reason: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    async with serving(routes()) as (_, peer):
+        reply = await peer.call(line)
+        assert reply["id"] == reply_id
+        assert reply["error"]["code"] == code
+        assert reason in reply["error"]["message"]
+        await peer.assert_alive()
+    assert "Traceback" not in caplog.text and not any(
+        r.exc_info for r in caplog.records
+    )
+
+
+@pytest.mark.anyio
+async def test_an_unreadable_item_spoils_only_itself_in_a_batch() -> None:
+    async with serving(routes(echo=echo), allow_batches=True) as (_, peer):
+        reply = await peer.call(
+            b'[{"jsonrpc":"2.0","id":1,"method":"echo","params":{"a":1}},'
+            b'{"jsonrpc":"2.0","id":2,"method":1e400},'
+            b'{"jsonrpc":"2.0","id":3,"method":"\xff"},'
+            b'{"jsonrpc":"2.0","id":1e400,"method":"echo"},'
+            b'{"jsonrpc":"2.0","id":4,"method":"echo"}]'
+        )
+        by_id = {item["id"]: item for item in reply}
+        assert len(reply) == 5
+        assert by_id[1]["result"] == {"a": 1} and by_id[4]["result"] == {}
+        assert by_id[2]["error"]["code"] == by_id[3]["error"]["code"] == -32600
+        assert by_id[None]["error"]["code"] == -32600
+        await peer.assert_alive()
