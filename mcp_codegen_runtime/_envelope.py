@@ -84,6 +84,11 @@ class CancelParams(msgspec.Struct):
     reason: str | UnsetType = UNSET
 
 
+UNREADABLE = (msgspec.DecodeError, UnicodeDecodeError, RecursionError)
+"""What decoding untrusted JSON with msgspec may raise: a `DecodeError` (or
+`ValidationError`), or, for invalid UTF-8 in a string and for nesting past the
+interpreter's recursion limit, Python's own errors."""
+
 message_decoder = msgspec.json.Decoder(Envelope | list[Raw])
 envelope_decoder = msgspec.json.Decoder(Envelope)
 encoder = msgspec.json.Encoder()

@@ -39,6 +39,7 @@ from msgspec import Raw, UnsetType
 
 from ._envelope import (
     NONE,
+    UNREADABLE,
     BadMessage,
     CancelParams,
     Envelope,
@@ -615,7 +616,7 @@ class Connection:
     def _cancel_incoming(self, params: bytes | None) -> None:
         try:
             cancel = msgspec.json.decode(params or b"{}", type=CancelParams)
-        except msgspec.DecodeError:
+        except UNREADABLE:
             logger.debug("ignored a malformed cancellation")
             return
         if isinstance(cancel.request_id, UnsetType):
@@ -707,7 +708,7 @@ def _progress_token(params: bytes | None) -> RequestId | None:
         return None
     try:
         found = msgspec.json.decode(params, type=ParamsMeta)
-    except msgspec.DecodeError:
+    except UNREADABLE:
         return None  # the handler reports bad params
     if isinstance(found.meta, UnsetType) or isinstance(
         found.meta.progress_token, UnsetType

@@ -334,3 +334,21 @@ async def test_an_unreadable_item_spoils_only_itself_in_a_batch() -> None:
         assert by_id[2]["error"]["code"] == by_id[3]["error"]["code"] == -32600
         assert by_id[None]["error"]["code"] == -32600
         await peer.assert_alive()
+
+
+@pytest.mark.anyio
+async def test_meta_members_the_engine_reads_may_be_unreadable() -> None:
+    async def empty(params: bytes | None) -> bytes:
+        return b"{}"
+
+    async with serving(routes(echo=empty)) as (_, peer):
+        reply = await peer.call(
+            b'{"jsonrpc":"2.0","id":1,"method":"echo",'
+            b'"params":{"_meta":{"progressToken":"\xff"}}}'
+        )
+        assert reply["id"] == 1 and "result" in reply
+        await peer.send(
+            b'{"jsonrpc":"2.0","method":"notifications/cancelled",'
+            b'"params":{"requestId":"\xff"}}'
+        )
+        await peer.assert_alive()
