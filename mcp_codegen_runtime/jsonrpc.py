@@ -192,7 +192,12 @@ async def serve_request(
 ) -> bytes:
     """Serve one request with `context` current: the encoded response, a result
     or the error the handler raised (-32603 without a traceback for anything
-    but `RpcError`; `ping` answered `{}` when the handler does not serve it)."""
+    but `RpcError`; `ping` answered `{}` when the handler does not serve it).
+
+    Only cancellation passes through: `SystemExit`, `KeyboardInterrupt` and
+    any other `BaseException` a handler raises fail its request alone (a real
+    SIGINT cancels the event loop's main task; it never surfaces in a handler
+    on asyncio)."""
     request_id = context.request_id
     token = _current.set(context)
     try:
@@ -207,6 +212,12 @@ async def serve_request(
         return error_reply(request_id, exc)
     except Exception:
         logger.exception("handler of %s failed", context.method)
+        return internal_error(request_id)
+    except anyio.get_cancelled_exc_class():
+        raise
+    except BaseException as exc:
+        # SystemExit and the like are the handler's failure: the process lives on.
+        logger.error("handler of %s raised %r", context.method, exc, exc_info=exc)
         return internal_error(request_id)
     finally:
         _current.reset(token)
@@ -228,6 +239,10 @@ async def serve_notification(
         logger.warning("notification %s rejected: %s", method, exc)
     except Exception:
         logger.exception("handler of notification %s failed", method)
+    except anyio.get_cancelled_exc_class():
+        raise
+    except BaseException as exc:
+        logger.error("handler of notification %s raised %r", method, exc, exc_info=exc)
 
 
 def current_request() -> RequestContext:

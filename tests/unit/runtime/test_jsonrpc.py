@@ -466,3 +466,32 @@ async def test_an_error_in_the_body_propagates_as_itself() -> None:
     with pytest.raises(anyio.EndOfStream):
         await theirs.receive()
     await theirs.aclose()
+
+
+# --- handlers that raise what is no Exception --------------------------------------
+
+
+class Custom(BaseException):
+    """Neither an `Exception` nor cancellation."""
+
+
+@pytest.mark.parametrize("error", [SystemExit(1), KeyboardInterrupt(), Custom()])
+@pytest.mark.anyio
+async def test_a_handler_raising_a_base_exception_fails_only_its_request(
+    error: BaseException,
+) -> None:
+    async def leave(params: bytes | None) -> bytes:
+        raise error
+
+    async def leave_quietly(params: bytes | None) -> None:
+        raise error
+
+    async with serving(routes(leave=leave, bye=leave_quietly, echo=echo)) as (_, peer):
+        reply = await peer.call(request(1, "leave"))
+        assert reply == {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "error": {"code": -32603, "message": "Internal error"},
+        }
+        await peer.send(notification("bye"))
+        assert (await peer.call(request(2, "echo", {"a": 1})))["result"] == {"a": 1}

@@ -18,7 +18,7 @@ import anyio.lowlevel
 import pytest
 from anyio.abc import ByteReceiveStream, ByteSendStream
 
-from mcp_codegen_runtime.errors import RequestTimeoutError, TransportError
+from mcp_codegen_runtime.errors import RequestTimeoutError, RpcError, TransportError
 from mcp_codegen_runtime.jsonrpc import Connection
 from mcp_codegen_runtime.transports import Transport
 from mcp_codegen_runtime.transports.lines import READ_CHUNK
@@ -521,6 +521,37 @@ async def test_a_crash_fails_the_pending_request_and_reports_the_exit_code() -> 
             assert await transport.wait() == 3
             assert connection.closed
     assert transport.returncode == 3
+
+
+@pytest.mark.anyio
+async def test_a_tool_raising_system_exit_or_keyboard_interrupt_fails_alone() -> None:
+    with anyio.fail_after(LIMIT):
+        async with server() as (transport, connection):
+            for name in ("exit", "interrupt"):
+                with pytest.raises(RpcError) as caught:
+                    await rev.Client(connection).call_tool(name=name)
+                assert caught.value.code == -32603
+            assert await echo(connection, "still here") == "still here"
+    assert transport.returncode == 0
+
+
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
+@pytest.mark.anyio
+async def test_a_signal_still_stops_the_server_mid_request(signum: int) -> None:
+    with anyio.fail_after(LIMIT):
+        async with server() as (transport, connection):
+            assert await echo(connection, "ready") == "ready"
+            async with anyio.create_task_group() as tasks:
+
+                async def wait_forever() -> None:
+                    with pytest.raises(TransportError):
+                        await rev.Client(connection).call_tool(name="sleep")
+
+                tasks.start_soon(wait_forever)
+                await anyio.wait_all_tasks_blocked()
+                os.kill(transport.pid, signum)
+            await transport.wait()
+    assert transport.returncode == -signum
 
 
 @pytest.mark.anyio
