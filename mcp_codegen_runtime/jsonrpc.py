@@ -17,6 +17,9 @@ Decisions worth knowing:
   still running `drain_timeout` seconds to send their replies (nothing a peer
   sent before closing is dropped unanswered), then cancels them, and `run()`
   returns; `aclose` cancels at once.
+- At most `max_in_flight` of the peer's requests are served at once; one
+  more is answered -32603 at once (data `{"maxInFlight": N}`), while
+  notifications, `notifications/cancelled` first, are still served.
 - A malformed response cannot be answered with its id (that id names one of our
   own requests, not one of the peer's), so it gets -32600 with id null, and the
   request it names fails with `ProtocolError`.
@@ -57,6 +60,7 @@ from ._envelope import (
     message_decoder,
 )
 from .errors import (
+    ErrorCode,
     McpError,
     MessageTooLargeError,
     MethodNotFoundError,
@@ -76,6 +80,7 @@ if TYPE_CHECKING:
     from .transports.base import Transport
 
 __all__ = [
+    "DEFAULT_MAX_IN_FLIGHT",
     "Connection",
     "Handler",
     "Peer",
@@ -104,6 +109,11 @@ DEFAULT_DRAIN_TIMEOUT = 2.0
 waits 2 s after closing stdin before SIGTERM)."""
 CANCEL_NOTICE_TIMEOUT = 5.0
 """Seconds a cancelled or timed-out request may spend telling the peer so."""
+DEFAULT_MAX_IN_FLIGHT = 1000
+"""Requests a peer may have in flight on one connection. Each costs a few KiB
+while it runs (about 7 KiB for a call that never ends), so a peer pipelining
+without bound cannot take the server's memory; clients keep far fewer in
+flight (the official SDKs send one request per caller)."""
 
 
 # --- the connection -----------------------------------------------------------
@@ -303,6 +313,11 @@ class Connection:
             get to finish and send their replies (the peer may have closed
             only its sending side, as a stdio client closing stdin does);
             then they are cancelled.
+        max_in_flight: the peer's requests served at once; more are refused
+            with -32603 until some finish.
+
+    Raises:
+        ValueError: `max_in_flight` is not positive.
     """
 
     def __init__(
@@ -312,11 +327,15 @@ class Connection:
         *,
         allow_batches: bool = False,
         drain_timeout: float = DEFAULT_DRAIN_TIMEOUT,
+        max_in_flight: int = DEFAULT_MAX_IN_FLIGHT,
     ) -> None:
+        if max_in_flight < 1:
+            raise ValueError(f"max_in_flight must be positive: {max_in_flight}")
         self.transport = transport
         self.handler = handler
         self.allow_batches = allow_batches
         self.drain_timeout = drain_timeout
+        self.max_in_flight = max_in_flight
         self._drained = anyio.Event()
         self._ended = False
         self._ids = itertools.count(1)
@@ -609,9 +628,23 @@ class Connection:
         assert request_id is not None
         if request_id in self._in_flight:
             return invalid(f"request id {request_id!r} is already in use").reply()
+        if len(self._in_flight) >= self.max_in_flight:
+            return self._over_limit(request_id)
         context = RequestContext(self, request_id, env.method, _progress_token(params))
         incoming = self._in_flight[request_id] = _Incoming(context, params)
         return incoming
+
+    def _over_limit(self, request_id: RequestId) -> bytes:
+        limit = self.max_in_flight
+        logger.warning("refused request %r: %d requests in flight", request_id, limit)
+        busy = RpcError(
+            ErrorCode.INTERNAL_ERROR,
+            f"Too many requests: {limit} requests in flight already, the most "
+            "this connection serves at once (the server's max_in_flight); "
+            "retry when some are answered",
+            {"maxInFlight": limit},
+        )
+        return error_reply(request_id, busy)
 
     def _on_response(self, env: Envelope) -> None:
         waiter = None

@@ -495,3 +495,51 @@ async def test_a_handler_raising_a_base_exception_fails_only_its_request(
         }
         await peer.send(notification("bye"))
         assert (await peer.call(request(2, "echo", {"a": 1})))["result"] == {"a": 1}
+
+
+# --- the limit of requests in flight ----------------------------------------------
+
+
+@pytest.mark.anyio
+async def test_requests_over_the_in_flight_limit_are_refused_at_once() -> None:
+    async def hang(params: bytes | None) -> bytes:
+        await anyio.sleep_forever()
+        raise AssertionError
+
+    async with serving(routes(hang=hang), max_in_flight=3) as (connection, peer):
+        assert connection.max_in_flight == 3
+        for n in range(3):
+            await peer.send(request(n, "hang"))
+        refused = await peer.call(request(3, "hang"))
+        assert refused["id"] == 3
+        assert refused["error"]["code"] == -32603
+        assert "3 requests in flight" in refused["error"]["message"]
+        assert "max_in_flight" in refused["error"]["message"]
+        assert refused["error"]["data"] == {"maxInFlight": 3}
+        # Notifications still go through: cancelling one frees its slot.
+        await peer.send(notification("notifications/cancelled", {"requestId": 0}))
+        await peer.send(request(4, "hang"))
+        refused = await peer.call(request(5, "hang"))
+        assert refused["id"] == 5 and refused["error"]["code"] == -32603
+
+
+@pytest.mark.anyio
+async def test_the_in_flight_limit_counts_batch_items_and_must_be_positive() -> None:
+    async def hang(params: bytes | None) -> bytes:
+        await anyio.sleep_forever()
+        raise AssertionError
+
+    options: dict[str, Any] = {"max_in_flight": 2, "allow_batches": True}
+    async with serving(routes(hang=hang, echo=echo), **options) as (_, peer):
+        await peer.send(request(0, "hang"))
+        reply = await peer.call([request(1, "echo"), request(2, "echo")])
+        assert sorted((item["id"], "result" in item) for item in reply) == [
+            (1, True),
+            (2, False),
+        ]
+    ours, theirs = memory_pair()
+    for limit in (0, -1):
+        with pytest.raises(ValueError, match="max_in_flight must be positive"):
+            Connection(ours, max_in_flight=limit)
+    await ours.aclose()
+    await theirs.aclose()
