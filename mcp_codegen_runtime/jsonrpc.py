@@ -57,8 +57,10 @@ from ._envelope import (
     error_reply,
     internal_error,
     invalid,
+    locate,
     message_decoder,
 )
+from ._id_scan import scan_id
 from .errors import (
     ErrorCode,
     McpError,
@@ -270,7 +272,8 @@ def current_request() -> RequestContext:
 class _Pending:
     """An outgoing request waiting for its response."""
 
-    def __init__(self) -> None:
+    def __init__(self, method: str) -> None:
+        self.method = method
         self.done = anyio.Event()
         self.response: Envelope | None = None
         self.failure: McpError | None = None
@@ -469,7 +472,7 @@ class Connection:
         if self.closed:
             raise TransportError("the connection is closed")
         request_id = next(self._ids)
-        waiter = self._pending[request_id] = _Pending()
+        waiter = self._pending[request_id] = _Pending(method)
         message = OutRequest(id=request_id, method=method, params=_raw(params))
         sent = False
         try:
@@ -551,10 +554,7 @@ class Connection:
                 logger.debug("transport closed: %r", exc)
                 return
             except MessageTooLargeError as exc:
-                # The transport skipped it; its id is unknown, so answer with null.
-                logger.warning("incoming message skipped: %s", exc)
-                too_large = invalid(str(exc))
-                self._spawn(self._send_quietly, too_large.reply())
+                self._on_too_large(exc)
                 continue
             except (TransportError, OSError) as exc:
                 logger.warning("transport failed: %r", exc)
@@ -564,6 +564,23 @@ class Connection:
             except Exception:
                 # A bug here must not take the whole connection down.
                 logger.exception("failed to process an incoming message")
+
+    def _on_too_large(self, exc: MessageTooLargeError) -> None:
+        """The transport skipped a message: answer it by the id its ends show
+        (-32600), or fail the request of ours it was the response to."""
+        logger.warning("incoming message skipped: %s", exc)
+        bad = invalid(str(exc))
+        locate(bad, scan_id(exc.head, exc.tail))
+        if isinstance(bad.response_id, int):
+            waiter = self._pending.pop(bad.response_id, None)
+            if waiter is not None:
+                waiter.failure = MessageTooLargeError(
+                    f"the response to {waiter.method} (id {bad.response_id}) "
+                    f"was skipped: {exc}",
+                    exc.limit,
+                )
+                waiter.done.set()
+        self._spawn(self._send_quietly, bad.reply())
 
     def _on_message(self, data: bytes) -> None:
         """Classify one message and start whatever it needs (never awaits, so
