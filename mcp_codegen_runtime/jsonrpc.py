@@ -19,7 +19,10 @@ Decisions worth knowing:
   returns; `aclose` cancels at once.
 - At most `max_in_flight` of the peer's requests are served at once; one
   more is answered -32603 at once (data `{"maxInFlight": N}`), while
-  notifications, `notifications/cancelled` first, are still served.
+  notifications, `notifications/cancelled` first, are still served. When as
+  many of the engine's own answers (errors, refusals) wait to be written, it
+  stops reading until some are: a peer that floods without reading costs
+  bounded memory.
 - A malformed response cannot be answered with its id (that id names one of our
   own requests, not one of the peer's), so it gets -32600 with id null, and the
   request it names fails with `ProtocolError`.
@@ -344,6 +347,8 @@ class Connection:
         self._ids = itertools.count(1)
         self._pending: dict[int, _Pending] = {}
         self._in_flight: dict[RequestId, _Incoming] = {}
+        self._answering = 0  # answers of the engine's own not yet sent
+        self._answered = anyio.Event()
         self._loop: asyncio.AbstractEventLoop | None = None
         self._request_tasks: set[asyncio.Task[None]] = set()
         self._tasks: TaskGroup | None = None
@@ -564,6 +569,11 @@ class Connection:
             except Exception:
                 # A bug here must not take the whole connection down.
                 logger.exception("failed to process an incoming message")
+            while self._answering >= self.max_in_flight:
+                # The peer floods us faster than it reads our answers: stop
+                # reading rather than queue answers without bound.
+                self._answered = anyio.Event()
+                await self._answered.wait()
 
     def _on_too_large(self, exc: MessageTooLargeError) -> None:
         """The transport skipped a message: answer it by the id its ends show
@@ -580,7 +590,7 @@ class Connection:
                     exc.limit,
                 )
                 waiter.done.set()
-        self._spawn(self._send_quietly, bad.reply())
+        self._answer_soon(self._send_quietly, bad.reply())
 
     def _on_message(self, data: bytes) -> None:
         """Classify one message and start whatever it needs (never awaits, so
@@ -594,17 +604,17 @@ class Connection:
         except BadMessage as bad:
             outcome = self._reject(bad)
         if isinstance(outcome, bytes):
-            self._spawn(self._send_quietly, outcome)
+            self._answer_soon(self._send_quietly, outcome)
         elif outcome is not None:
             self._start(outcome)
 
     def _on_batch(self, items: list[Raw]) -> None:
         if not self.allow_batches:
             reason = "batches are not supported by the negotiated protocol revision"
-            self._spawn(self._send_quietly, invalid(reason).reply())
+            self._answer_soon(self._send_quietly, invalid(reason).reply())
             return
         if not items:
-            self._spawn(self._send_quietly, invalid("empty batch").reply())
+            self._answer_soon(self._send_quietly, invalid("empty batch").reply())
             return
         replies: list[bytes] = []
         jobs: list[_Incoming] = []
@@ -618,7 +628,7 @@ class Connection:
             elif outcome is not None:
                 jobs.append(outcome)
         if replies or jobs:
-            self._spawn(self._answer_batch, replies, jobs)
+            self._answer_soon(self._answer_batch, replies, jobs)
 
     def _reject(self, bad: BadMessage) -> bytes:
         if isinstance(bad.response_id, int):
@@ -699,6 +709,23 @@ class Connection:
     ) -> None:
         assert self._tasks is not None
         self._tasks.start_soon(func, *args)
+
+    def _answer_soon(
+        self, func: Callable[..., Coroutine[Any, Any, None]], *args: Any
+    ) -> None:
+        """Send an answer of the engine's own (an error, a batch) in a task,
+        counted until it is sent."""
+        self._answering += 1
+        self._spawn(self._counted, func, *args)
+
+    async def _counted(
+        self, func: Callable[..., Coroutine[Any, Any, None]], *args: Any
+    ) -> None:
+        try:
+            await func(*args)
+        finally:
+            self._answering -= 1
+            self._answered.set()
 
     def _start(self, incoming: _Incoming) -> None:
         """Serve a request in a task of its own.

@@ -543,3 +543,44 @@ async def test_the_in_flight_limit_counts_batch_items_and_must_be_positive() -> 
             Connection(ours, max_in_flight=limit)
     await ours.aclose()
     await theirs.aclose()
+
+
+class StuckTransport:
+    """Hands out the given messages; sends block until `release` is set."""
+
+    def __init__(self, *messages: bytes) -> None:
+        self.messages = list(messages)
+        self.release = anyio.Event()
+        self.read = 0
+        self.sent: list[bytes] = []
+        self.all_sent = anyio.Event()
+        self.expected = len(messages)
+
+    async def send(self, message: bytes) -> None:
+        await self.release.wait()
+        self.sent.append(message)
+        if len(self.sent) == self.expected:
+            self.all_sent.set()
+
+    async def receive(self) -> bytes:
+        if not self.messages:
+            await anyio.sleep_forever()
+        self.read += 1
+        return self.messages.pop(0)
+
+    async def aclose(self) -> None:
+        pass
+
+
+@pytest.mark.anyio
+async def test_error_answers_waiting_to_be_written_pause_reading() -> None:
+    """A peer flooding bad input without reading the answers costs bounded
+    memory: past `max_in_flight` unsent answers the connection stops reading."""
+    transport = StuckTransport(*[b"garbage"] * 10)
+    with anyio.fail_after(LIMIT):
+        async with Connection(transport, max_in_flight=3):
+            await anyio.wait_all_tasks_blocked()
+            assert transport.read == 3
+            transport.release.set()
+            await transport.all_sent.wait()
+    assert all(b"-32700" in sent for sent in transport.sent)
