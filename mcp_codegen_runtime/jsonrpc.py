@@ -23,6 +23,14 @@ Decisions worth knowing:
   many of the engine's own answers (errors, refusals) wait to be written, it
   stops reading until some are: a peer that floods without reading costs
   bounded memory.
+- Input msgspec cannot read at all is answered too: no JSON (trailing
+  bytes, a BOM...) is -32700 with id null; invalid UTF-8 in the envelope's
+  members, or nesting too deep to decode, -32600 with the id when one can be
+  found. A message the transport skipped as too large is answered by the id
+  read from its first and last bytes: -32600 for a request, and a response
+  fails the request of ours it answers with `MessageTooLargeError`.
+- A handler's `SystemExit`, `KeyboardInterrupt` or other `BaseException`
+  fails its request (-32603); only cancellation passes through.
 - A malformed response cannot be answered with its id (that id names one of our
   own requests, not one of the peer's), so it gets -32600 with id null, and the
   request it names fails with `ProtocolError`.
