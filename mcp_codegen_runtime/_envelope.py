@@ -9,12 +9,12 @@ msgspec cannot (exactly one of result/error, an id for requests...), raising
 from __future__ import annotations
 
 import logging
-import typing
 from typing import Any, Literal, TypeAlias
 
 import msgspec
 from msgspec import UNSET, Raw, UnsetType
 
+from ._id_scan import SCAN_WINDOW, Located, scan_id
 from .errors import ErrorCode, RpcError
 from .wire import encode
 
@@ -84,6 +84,11 @@ class CancelParams(msgspec.Struct):
     reason: str | UnsetType = UNSET
 
 
+UNREADABLE = (msgspec.DecodeError, UnicodeDecodeError, RecursionError)
+"""What decoding untrusted JSON with msgspec may raise: a `DecodeError` (or
+`ValidationError`), or, for invalid UTF-8 in a string and for nesting past the
+interpreter's recursion limit, Python's own errors."""
+
 message_decoder = msgspec.json.Decoder(Envelope | list[Raw])
 envelope_decoder = msgspec.json.Decoder(Envelope)
 encoder = msgspec.json.Encoder()
@@ -139,15 +144,22 @@ def explain(exc: msgspec.ValidationError) -> str:
 def decode_envelope(
     data: bytes | Raw, decoder: msgspec.json.Decoder[Any]
 ) -> Envelope | list[Raw]:
-    """One strict pass; on failure a lenient look recovers the id for the reply."""
+    """One strict pass; on failure a lenient look recovers the id for the reply.
+
+    Raises:
+        BadMessage: whatever the input, if it is no valid message (never
+            msgspec's or the interpreter's own errors).
+    """
     try:
         message: Envelope | list[Raw] = decoder.decode(data)
     except msgspec.ValidationError as exc:
-        bad = invalid(explain(exc))
-        locate(bad, msgspec.json.decode(data))
-        raise bad from None
+        raise _unfit(data, explain(exc)) from None
     except msgspec.DecodeError as exc:
-        raise BadMessage(ErrorCode.PARSE_ERROR, f"Parse error: {exc}") from None
+        raise _parse_error(exc) from None
+    except UnicodeDecodeError:
+        raise _unfit(data, "a string is not valid UTF-8") from None
+    except RecursionError:
+        raise _too_deep(data) from None
     if isinstance(message, Envelope):
         check(message)
     return message
@@ -160,18 +172,76 @@ def decode_item(item: Raw) -> Envelope:
     return message
 
 
-def locate(bad: BadMessage, obj: Any) -> None:
-    """Find the id of an envelope that failed strict decoding."""
-    if not isinstance(obj, dict):
+class _Members(msgspec.Struct):
+    """The members that tell who a message is for, left raw: reading them
+    never fails on what the others hold."""
+
+    id: Raw = NONE
+    method: Raw = NONE
+    result: Raw = NONE
+    error: Raw = NONE
+
+
+_members_decoder = msgspec.json.Decoder(_Members)
+_json_decoder = msgspec.json.Decoder(Raw)
+_id_decoder = msgspec.json.Decoder(RequestId)
+
+
+def _parse_error(exc: msgspec.DecodeError) -> BadMessage:
+    return BadMessage(ErrorCode.PARSE_ERROR, f"Parse error: {exc}")
+
+
+def _unfit(data: bytes | Raw, reason: str) -> BadMessage:
+    """-32600 (with the id, when usable) for JSON that is no valid message;
+    -32700 when it is no JSON after all."""
+    bad = invalid(reason)
+    try:
+        members = _members_decoder.decode(data)
+    except msgspec.ValidationError:  # JSON, or not, but no object
+        try:
+            _json_decoder.decode(data)
+        except msgspec.DecodeError as exc:
+            return _parse_error(exc)
+        return bad
+    except msgspec.DecodeError as exc:
+        return _parse_error(exc)
+    except RecursionError:
+        return _too_deep(data)
+    response = not len(members.method) and bool(
+        len(members.result) or len(members.error)
+    )
+    locate(bad, Located(_usable_id(members.id), response))
+    return bad
+
+
+def _usable_id(raw: Raw) -> RequestId | None:
+    if not len(raw):
+        return None
+    try:
+        found: RequestId = _id_decoder.decode(raw)
+    except (msgspec.DecodeError, UnicodeDecodeError):
+        return None
+    return found
+
+
+def _too_deep(data: bytes | Raw) -> BadMessage:
+    """-32600 for a message nested beyond what can be decoded, with the id
+    when a look at its ends finds one."""
+    view = memoryview(data)
+    bad = invalid("nested too deeply")
+    locate(bad, scan_id(bytes(view[:SCAN_WINDOW]), bytes(view[-SCAN_WINDOW:])))
+    return bad
+
+
+def locate(bad: BadMessage, found: Located) -> None:
+    """Address the reply to `bad` by the id found: the peer's request's, or,
+    for a response, the id of our request it answers (never replied to)."""
+    if found.id is None:
         return
-    fields: dict[str, Any] = typing.cast("dict[str, Any]", obj)
-    raw_id = fields.get("id")
-    if not isinstance(raw_id, int | str) or isinstance(raw_id, bool):
-        return
-    if "method" not in fields and ("result" in fields or "error" in fields):
-        bad.response_id = raw_id
+    if found.response:
+        bad.response_id = found.id
     else:
-        bad.reply_id = raw_id
+        bad.reply_id = found.id
 
 
 def check(env: Envelope) -> None:

@@ -23,7 +23,7 @@ import importlib
 import logging
 from typing import TYPE_CHECKING, Any
 
-from .conversion import Converted, fit
+from .conversion import ConversionError, Converted, fit
 from .dispatch import (
     Handlers,
     generated_base,
@@ -32,6 +32,7 @@ from .dispatch import (
     package_in,
     revision_of,
 )
+from .errors import InvalidParamsError
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable, Generator, Mapping, Sequence
@@ -132,12 +133,17 @@ def _converting(
     async def call(self: Handlers, params: Any = None) -> Any:
         args: tuple[Any, ...] = ()
         if source.params is not None:
-            converted = fit(
-                {} if params is None else params,
-                source.params,
-                label=f"{target.name} params, {label}",
-                fill=_params_fill.get(),
-            )
+            try:
+                converted = fit(
+                    {} if params is None else params,
+                    source.params,
+                    label=f"{target.name} params, {label}",
+                    fill=_params_fill.get(),
+                )
+            except ConversionError as exc:
+                # The peer's params, valid in its revision or not, are what
+                # cannot be served: its error, not ours.
+                raise InvalidParamsError(target.name, str(exc)) from None
             _log(converted)
             args = (converted.value,)
         result = await bound(*args)

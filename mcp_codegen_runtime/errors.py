@@ -80,11 +80,21 @@ class TransportError(McpError):
 
 class MessageTooLargeError(TransportError):
     """One incoming message was over the transport's size limit and was skipped;
-    the transport itself is still usable."""
+    the transport itself is still usable.
 
-    def __init__(self, message: str, limit: int) -> None:
+    Attributes:
+        limit: the limit, in bytes.
+        head, tail: the first and last few KiB of the skipped message (empty
+            when unknown), enough to find its id.
+    """
+
+    def __init__(
+        self, message: str, limit: int, head: bytes = b"", tail: bytes = b""
+    ) -> None:
         super().__init__(message)
         self.limit = limit
+        self.head = head
+        self.tail = tail
 
 
 class RpcError(McpError):

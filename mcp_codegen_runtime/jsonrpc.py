@@ -17,6 +17,20 @@ Decisions worth knowing:
   still running `drain_timeout` seconds to send their replies (nothing a peer
   sent before closing is dropped unanswered), then cancels them, and `run()`
   returns; `aclose` cancels at once.
+- At most `max_in_flight` of the peer's requests are served at once; one
+  more is answered -32603 at once (data `{"maxInFlight": N}`), while
+  notifications, `notifications/cancelled` first, are still served. When as
+  many of the engine's own answers (errors, refusals) wait to be written, it
+  stops reading until some are: a peer that floods without reading costs
+  bounded memory.
+- Input msgspec cannot read at all is answered too: no JSON (trailing
+  bytes, a BOM...) is -32700 with id null; invalid UTF-8 in the envelope's
+  members, or nesting too deep to decode, -32600 with the id when one can be
+  found. A message the transport skipped as too large is answered by the id
+  read from its first and last bytes: -32600 for a request, and a response
+  fails the request of ours it answers with `MessageTooLargeError`.
+- A handler's `SystemExit`, `KeyboardInterrupt` or other `BaseException`
+  fails its request (-32603); only cancellation passes through.
 - A malformed response cannot be answered with its id (that id names one of our
   own requests, not one of the peer's), so it gets -32600 with id null, and the
   request it names fails with `ProtocolError`.
@@ -39,6 +53,7 @@ from msgspec import Raw, UnsetType
 
 from ._envelope import (
     NONE,
+    UNREADABLE,
     BadMessage,
     CancelParams,
     Envelope,
@@ -53,9 +68,12 @@ from ._envelope import (
     error_reply,
     internal_error,
     invalid,
+    locate,
     message_decoder,
 )
+from ._id_scan import scan_id
 from .errors import (
+    ErrorCode,
     McpError,
     MessageTooLargeError,
     MethodNotFoundError,
@@ -75,6 +93,7 @@ if TYPE_CHECKING:
     from .transports.base import Transport
 
 __all__ = [
+    "DEFAULT_MAX_IN_FLIGHT",
     "Connection",
     "Handler",
     "Peer",
@@ -103,6 +122,11 @@ DEFAULT_DRAIN_TIMEOUT = 2.0
 waits 2 s after closing stdin before SIGTERM)."""
 CANCEL_NOTICE_TIMEOUT = 5.0
 """Seconds a cancelled or timed-out request may spend telling the peer so."""
+DEFAULT_MAX_IN_FLIGHT = 1000
+"""Requests a peer may have in flight on one connection. Each costs a few KiB
+while it runs (about 7 KiB for a call that never ends), so a peer pipelining
+without bound cannot take the server's memory; clients keep far fewer in
+flight (the official SDKs send one request per caller)."""
 
 
 # --- the connection -----------------------------------------------------------
@@ -196,7 +220,12 @@ async def serve_request(
 ) -> bytes:
     """Serve one request with `context` current: the encoded response, a result
     or the error the handler raised (-32603 without a traceback for anything
-    but `RpcError`; `ping` answered `{}` when the handler does not serve it)."""
+    but `RpcError`; `ping` answered `{}` when the handler does not serve it).
+
+    Only cancellation passes through: `SystemExit`, `KeyboardInterrupt` and
+    any other `BaseException` a handler raises fail its request alone (a real
+    SIGINT cancels the event loop's main task; it never surfaces in a handler
+    on asyncio)."""
     request_id = context.request_id
     token = _current.set(context)
     try:
@@ -211,6 +240,12 @@ async def serve_request(
         return error_reply(request_id, exc)
     except Exception:
         logger.exception("handler of %s failed", context.method)
+        return internal_error(request_id)
+    except anyio.get_cancelled_exc_class():
+        raise
+    except BaseException as exc:
+        # SystemExit and the like are the handler's failure: the process lives on.
+        logger.error("handler of %s raised %r", context.method, exc, exc_info=exc)
         return internal_error(request_id)
     finally:
         _current.reset(token)
@@ -232,6 +267,10 @@ async def serve_notification(
         logger.warning("notification %s rejected: %s", method, exc)
     except Exception:
         logger.exception("handler of notification %s failed", method)
+    except anyio.get_cancelled_exc_class():
+        raise
+    except BaseException as exc:
+        logger.error("handler of notification %s raised %r", method, exc, exc_info=exc)
 
 
 def current_request() -> RequestContext:
@@ -249,7 +288,8 @@ def current_request() -> RequestContext:
 class _Pending:
     """An outgoing request waiting for its response."""
 
-    def __init__(self) -> None:
+    def __init__(self, method: str) -> None:
+        self.method = method
         self.done = anyio.Event()
         self.response: Envelope | None = None
         self.failure: McpError | None = None
@@ -292,6 +332,11 @@ class Connection:
             get to finish and send their replies (the peer may have closed
             only its sending side, as a stdio client closing stdin does);
             then they are cancelled.
+        max_in_flight: the peer's requests served at once; more are refused
+            with -32603 until some finish.
+
+    Raises:
+        ValueError: `max_in_flight` is not positive.
     """
 
     def __init__(
@@ -301,11 +346,15 @@ class Connection:
         *,
         allow_batches: bool = False,
         drain_timeout: float = DEFAULT_DRAIN_TIMEOUT,
+        max_in_flight: int = DEFAULT_MAX_IN_FLIGHT,
     ) -> None:
+        if max_in_flight < 1:
+            raise ValueError(f"max_in_flight must be positive: {max_in_flight}")
         self.transport = transport
         self.handler = handler
         self.allow_batches = allow_batches
         self.drain_timeout = drain_timeout
+        self.max_in_flight = max_in_flight
         # A transport that authenticates its peer names who sent each request.
         self._principal_of: Callable[[RequestId], object] | None = getattr(
             transport, "principal_of", None
@@ -315,6 +364,8 @@ class Connection:
         self._ids = itertools.count(1)
         self._pending: dict[int, _Pending] = {}
         self._in_flight: dict[RequestId, _Incoming] = {}
+        self._answering = 0  # answers of the engine's own not yet sent
+        self._answered = anyio.Event()
         self._loop: asyncio.AbstractEventLoop | None = None
         self._request_tasks: set[asyncio.Task[None]] = set()
         self._tasks: TaskGroup | None = None
@@ -443,7 +494,7 @@ class Connection:
         if self.closed:
             raise TransportError("the connection is closed")
         request_id = next(self._ids)
-        waiter = self._pending[request_id] = _Pending()
+        waiter = self._pending[request_id] = _Pending(method)
         message = OutRequest(id=request_id, method=method, params=_raw(params))
         sent = False
         try:
@@ -525,10 +576,7 @@ class Connection:
                 logger.debug("transport closed: %r", exc)
                 return
             except MessageTooLargeError as exc:
-                # The transport skipped it; its id is unknown, so answer with null.
-                logger.warning("incoming message skipped: %s", exc)
-                too_large = invalid(str(exc))
-                self._spawn(self._send_quietly, too_large.reply())
+                self._on_too_large(exc)
                 continue
             except (TransportError, OSError) as exc:
                 logger.warning("transport failed: %r", exc)
@@ -538,6 +586,28 @@ class Connection:
             except Exception:
                 # A bug here must not take the whole connection down.
                 logger.exception("failed to process an incoming message")
+            while self._answering >= self.max_in_flight:
+                # The peer floods us faster than it reads our answers: stop
+                # reading rather than queue answers without bound.
+                self._answered = anyio.Event()
+                await self._answered.wait()
+
+    def _on_too_large(self, exc: MessageTooLargeError) -> None:
+        """The transport skipped a message: answer it by the id its ends show
+        (-32600), or fail the request of ours it was the response to."""
+        logger.warning("incoming message skipped: %s", exc)
+        bad = invalid(str(exc))
+        locate(bad, scan_id(exc.head, exc.tail))
+        if isinstance(bad.response_id, int):
+            waiter = self._pending.pop(bad.response_id, None)
+            if waiter is not None:
+                waiter.failure = MessageTooLargeError(
+                    f"the response to {waiter.method} (id {bad.response_id}) "
+                    f"was skipped: {exc}",
+                    exc.limit,
+                )
+                waiter.done.set()
+        self._answer_soon(self._send_quietly, bad.reply())
 
     def _on_message(self, data: bytes) -> None:
         """Classify one message and start whatever it needs (never awaits, so
@@ -551,17 +621,17 @@ class Connection:
         except BadMessage as bad:
             outcome = self._reject(bad)
         if isinstance(outcome, bytes):
-            self._spawn(self._send_quietly, outcome)
+            self._answer_soon(self._send_quietly, outcome)
         elif outcome is not None:
             self._start(outcome)
 
     def _on_batch(self, items: list[Raw]) -> None:
         if not self.allow_batches:
             reason = "batches are not supported by the negotiated protocol revision"
-            self._spawn(self._send_quietly, invalid(reason).reply())
+            self._answer_soon(self._send_quietly, invalid(reason).reply())
             return
         if not items:
-            self._spawn(self._send_quietly, invalid("empty batch").reply())
+            self._answer_soon(self._send_quietly, invalid("empty batch").reply())
             return
         replies: list[bytes] = []
         jobs: list[_Incoming] = []
@@ -575,7 +645,7 @@ class Connection:
             elif outcome is not None:
                 jobs.append(outcome)
         if replies or jobs:
-            self._spawn(self._answer_batch, replies, jobs)
+            self._answer_soon(self._answer_batch, replies, jobs)
 
     def _reject(self, bad: BadMessage) -> bytes:
         if isinstance(bad.response_id, int):
@@ -602,11 +672,25 @@ class Connection:
         assert request_id is not None
         if request_id in self._in_flight:
             return invalid(f"request id {request_id!r} is already in use").reply()
+        if len(self._in_flight) >= self.max_in_flight:
+            return self._over_limit(request_id)
         context = RequestContext(self, request_id, env.method, _progress_token(params))
         if self._principal_of is not None:
             context.principal = self._principal_of(request_id)
         incoming = self._in_flight[request_id] = _Incoming(context, params)
         return incoming
+
+    def _over_limit(self, request_id: RequestId) -> bytes:
+        limit = self.max_in_flight
+        logger.warning("refused request %r: %d requests in flight", request_id, limit)
+        busy = RpcError(
+            ErrorCode.INTERNAL_ERROR,
+            f"Too many requests: {limit} requests in flight already, the most "
+            "this connection serves at once (the server's max_in_flight); "
+            "retry when some are answered",
+            {"maxInFlight": limit},
+        )
+        return error_reply(request_id, busy)
 
     def _on_response(self, env: Envelope) -> None:
         waiter = None
@@ -626,7 +710,7 @@ class Connection:
     def _cancel_incoming(self, params: bytes | None) -> None:
         try:
             cancel = msgspec.json.decode(params or b"{}", type=CancelParams)
-        except msgspec.DecodeError:
+        except UNREADABLE:
             logger.debug("ignored a malformed cancellation")
             return
         if isinstance(cancel.request_id, UnsetType):
@@ -644,6 +728,23 @@ class Connection:
     ) -> None:
         assert self._tasks is not None
         self._tasks.start_soon(func, *args)
+
+    def _answer_soon(
+        self, func: Callable[..., Coroutine[Any, Any, None]], *args: Any
+    ) -> None:
+        """Send an answer of the engine's own (an error, a batch) in a task,
+        counted until it is sent."""
+        self._answering += 1
+        self._spawn(self._counted, func, *args)
+
+    async def _counted(
+        self, func: Callable[..., Coroutine[Any, Any, None]], *args: Any
+    ) -> None:
+        try:
+            await func(*args)
+        finally:
+            self._answering -= 1
+            self._answered.set()
 
     def _start(self, incoming: _Incoming) -> None:
         """Serve a request in a task of its own.
@@ -718,7 +819,7 @@ def _progress_token(params: bytes | None) -> RequestId | None:
         return None
     try:
         found = msgspec.json.decode(params, type=ParamsMeta)
-    except msgspec.DecodeError:
+    except UNREADABLE:
         return None  # the handler reports bad params
     if isinstance(found.meta, UnsetType) or isinstance(
         found.meta.progress_token, UnsetType

@@ -61,6 +61,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import msgspec
 
+from ._envelope import UNREADABLE
 from .adapt import adapt, conversion_fill, nearest
 from .client_requests import (
     ClientExchange,
@@ -300,7 +301,7 @@ def _probe(params: bytes | None) -> _ParamsProbe:
         return _ParamsProbe()
     try:
         return _probe_decoder.decode(params)
-    except (msgspec.DecodeError, msgspec.ValidationError):
+    except UNREADABLE:
         return _ParamsProbe()
 
 

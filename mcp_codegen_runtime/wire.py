@@ -142,8 +142,21 @@ def decode(data: bytes | str, type: type[T] | Any) -> T:
     except ValidationError as exc:
         if _UNKNOWN_FIELD not in str(exc):
             raise
-    builtins = msgspec.json.decode(data)
-    return typing.cast("T", _with_unknown_keys(builtins, type, tried_whole=False))
+    except (UnicodeDecodeError, RecursionError) as exc:
+        raise _unreadable(exc) from None
+    try:
+        builtins = msgspec.json.decode(data)
+        found = _with_unknown_keys(builtins, type, tried_whole=False)
+    except (UnicodeDecodeError, RecursionError) as exc:
+        raise _unreadable(exc) from None
+    return typing.cast("T", found)
+
+
+def _unreadable(exc: UnicodeDecodeError | RecursionError) -> msgspec.DecodeError:
+    """The `DecodeError` for what msgspec reports with Python's own errors."""
+    if isinstance(exc, RecursionError):
+        return msgspec.DecodeError("JSON is nested too deeply")
+    return msgspec.DecodeError(f"JSON is malformed: a string is not UTF-8 ({exc})")
 
 
 def convert(obj: Any, type: type[T] | Any) -> T:

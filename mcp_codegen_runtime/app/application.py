@@ -543,11 +543,16 @@ class App:
         **options: Any,
     ) -> None:
         """Serve until the client leaves (stdio) or the process is stopped
-        (`transport="http"`: Streamable HTTP at `/mcp`, via uvicorn)."""
+        (`transport="http"`: Streamable HTTP at `/mcp`, via uvicorn).
+
+        `options` go to `serve_stdio` (`max_in_flight`, `max_line_length`)
+        or to `serve_http`."""
         if transport == "stdio":
+            import functools
+
             import anyio
 
-            anyio.run(self.serve_stdio)
+            anyio.run(functools.partial(self.serve_stdio, **options))
         elif transport == "http":
             from ..transports.http.server import serve_http
 
@@ -556,15 +561,30 @@ class App:
         else:
             raise ValueError(f"unknown transport {transport!r}: use stdio or http")
 
-    async def serve_stdio(self) -> None:
-        """Serve one client on this process's stdin and stdout."""
-        from ..jsonrpc import Connection
-        from ..transports.stdio import stdio_server
+    async def serve_stdio(
+        self, *, max_in_flight: int | None = None, max_line_length: int | None = None
+    ) -> None:
+        """Serve one client on this process's stdin and stdout.
 
+        Args:
+            max_in_flight: the client's requests served at once; more are
+                answered -32603 (default `jsonrpc.DEFAULT_MAX_IN_FLIGHT`).
+            max_line_length: bytes one incoming message may hold (default
+                `transports.stdio.DEFAULT_MAX_LINE_LENGTH`).
+        """
+        from ..jsonrpc import DEFAULT_MAX_IN_FLIGHT, Connection
+        from ..transports.stdio import DEFAULT_MAX_LINE_LENGTH, stdio_server
+
+        if max_in_flight is None:
+            max_in_flight = DEFAULT_MAX_IN_FLIGHT
+        if max_line_length is None:
+            max_line_length = DEFAULT_MAX_LINE_LENGTH
         session = self.session()
         async with (
-            stdio_server() as transport,
-            Connection(transport, session.handler()) as connection,
+            stdio_server(max_line_length=max_line_length) as transport,
+            Connection(
+                transport, session.handler(), max_in_flight=max_in_flight
+            ) as connection,
         ):
             await connection.wait_closed()
 

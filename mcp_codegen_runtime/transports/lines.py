@@ -7,10 +7,12 @@ One message is one line: a complete UTF-8 JSON text followed by ``b"\\n"``
   work; blank (whitespace-only) lines are skipped.
 - Lines are limited to `max_line_length` bytes, without the line ending
   (default `DEFAULT_MAX_LINE_LENGTH`, 16 MiB: room for large embedded resources,
-  while a runaway peer costs at most that much memory). `LineTooLongError` (a
-  `MessageTooLargeError`) is raised as soon as the limit is passed; the reader
-  discards the rest of that line and the next `receive` returns the line after
-  it. The JSON-RPC engine answers it with -32600 and keeps serving.
+  while a runaway peer costs at most that much memory). Past the limit the
+  reader discards the rest of the line, keeping only its first and last
+  `SCAN_WINDOW` bytes, and raises `LineTooLongError` (a `MessageTooLargeError`
+  carrying them) when the line ends; the next `receive` returns the line after
+  it. The JSON-RPC engine finds the id in those ends: a request gets -32600,
+  the request a response answers fails, and serving goes on.
 - Bytes after the last newline at end of stream (other than whitespace) raise
   `TruncatedMessageError`; the next `receive` raises `anyio.EndOfStream`.
 - Concurrent sends never interleave: they are serialised by a lock unless the
@@ -26,6 +28,7 @@ from typing import TYPE_CHECKING
 
 import anyio
 
+from .._id_scan import SCAN_WINDOW
 from ..errors import MessageTooLargeError, TransportError
 
 if TYPE_CHECKING:
@@ -47,12 +50,17 @@ READ_CHUNK = 65536
 
 
 class LineTooLongError(MessageTooLargeError):
-    """A line exceeded the reader's limit; the reader skips the rest of it."""
+    """A line exceeded the reader's limit and was skipped; `head` and `tail`
+    are its first and last `SCAN_WINDOW` bytes (`tail` empty when the stream
+    ended inside it)."""
 
-    def __init__(self, limit: int) -> None:
+    def __init__(self, limit: int, head: bytes = b"", tail: bytes = b"") -> None:
         super().__init__(
-            f"message line too long: more than {limit} bytes; the line is discarded",
+            f"message line too long: more than {limit} bytes; the line is "
+            "discarded (raise the limit with max_line_length)",
             limit,
+            head,
+            tail,
         )
 
 
@@ -88,6 +96,8 @@ class LineReader:
         self._partial: list[bytes] = []  # a line begun in earlier chunks
         self._partial_size = 0
         self._discarding = False  # skipping the rest of an over-long line
+        self._head = b""  # the ends of the line being skipped
+        self._tail = b""
         self._eof = False
 
     async def receive_line(self) -> bytes:
@@ -122,7 +132,10 @@ class LineReader:
             rest = b"".join(self._partial)
             self._partial.clear()
             self._partial_size = 0
-            if rest.strip() and not self._discarding:
+            if self._discarding:
+                self._discarding = False
+                raise LineTooLongError(self.max_line_length, self._head) from None
+            if rest.strip():
                 raise TruncatedMessageError(len(rest)) from None
 
     def _next_line(self) -> bytes | None:
@@ -132,13 +145,20 @@ class LineReader:
             end = chunk.find(b"\n", pos)
             if end < 0:
                 self._chunk, self._pos = b"", 0
-                if pos < len(chunk) and not self._discarding:
-                    self._keep(chunk[pos:] if pos else chunk)
+                if pos < len(chunk):
+                    piece = chunk[pos:] if pos else chunk
+                    if self._discarding:
+                        self._tail = _last(self._tail, piece)
+                    else:
+                        self._keep(piece)
                 return None
             self._pos = end + 1
             if self._discarding:
                 self._discarding = False
-                continue
+                tail = _last(self._tail, chunk[pos:end]).removesuffix(b"\r")
+                raise LineTooLongError(
+                    self.max_line_length, self._head, tail[-SCAN_WINDOW:]
+                )
             if self._partial:
                 self._partial.append(chunk[pos:end])
                 line = b"".join(self._partial)
@@ -149,7 +169,9 @@ class LineReader:
             if line.endswith(b"\r"):
                 line = line[:-1]
             if len(line) > self.max_line_length:
-                raise LineTooLongError(self.max_line_length)
+                raise LineTooLongError(
+                    self.max_line_length, line[:SCAN_WINDOW], line[-SCAN_WINDOW:]
+                )
             if line and not line.isspace():
                 return line
 
@@ -158,10 +180,35 @@ class LineReader:
         self._partial_size += len(piece)
         # One byte of slack: the line may yet end in CRLF.
         if self._partial_size > self.max_line_length + 1:
+            # Skip the rest, keeping the ends for the error raised at its end.
+            self._head = _first(self._partial)
+            self._tail = b""
+            for part in self._partial:
+                self._tail = _last(self._tail, part)
             self._partial.clear()
             self._partial_size = 0
             self._discarding = True
-            raise LineTooLongError(self.max_line_length)
+
+
+def _first(parts: list[bytes]) -> bytes:
+    """The first `SCAN_WINDOW` bytes of the parts joined."""
+    kept: list[bytes] = []
+    size = 0
+    for part in parts:
+        kept.append(part[: SCAN_WINDOW - size])
+        size += len(kept[-1])
+        if size >= SCAN_WINDOW:
+            break
+    return b"".join(kept)
+
+
+def _last(tail: bytes, piece: bytes) -> bytes:
+    """The last bytes of `tail` followed by `piece`: `SCAN_WINDOW` of them,
+    and one more for a CR that may end the line."""
+    keep = SCAN_WINDOW + 1
+    if len(piece) >= keep:
+        return piece[-keep:]
+    return (tail + piece)[-keep:]
 
 
 class StdioTransport:

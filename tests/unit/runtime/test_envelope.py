@@ -237,20 +237,25 @@ async def test_a_batch_may_carry_responses_to_our_requests() -> None:
 
 
 class SkippingTransport:
-    """Wraps a transport; its first receive reports a message it had to skip."""
+    """Wraps a transport; receiving `skip` reports a message too large to
+    read, whose ends are the message's `head` and `tail`."""
 
     def __init__(self, inner: Any) -> None:
         self.inner = inner
-        self.skipped = False
 
     async def send(self, message: bytes) -> None:
         await self.inner.send(message)
 
     async def receive(self) -> bytes:
-        if not self.skipped:
-            self.skipped = True
-            raise MessageTooLargeError("message line too long: more than 10 bytes", 10)
         received: bytes = await self.inner.receive()
+        if received.startswith(b'{"skip":'):
+            ends = json.loads(received)["skip"]
+            raise MessageTooLargeError(
+                "message line too long: more than 10 bytes",
+                10,
+                ends[0].encode(),
+                ends[1].encode(),
+            )
         return received
 
     async def aclose(self) -> None:
@@ -264,6 +269,9 @@ async def test_a_skipped_oversized_message_is_32600_and_serving_goes_on() -> Non
         try:
             async with Connection(SkippingTransport(ours), routes()):
                 peer = Peer(theirs)
+                await peer.send(
+                    {"skip": ['{"jsonrpc":"2.0","method":"x","params":{', ""]}
+                )
                 refused = await peer.receive()
                 assert refused["id"] is None
                 assert refused["error"]["code"] == -32600
@@ -271,3 +279,140 @@ async def test_a_skipped_oversized_message_is_32600_and_serving_goes_on() -> Non
                 await peer.assert_alive()
         finally:
             await theirs.aclose()
+
+
+# --- input that msgspec cannot read at all --------------------------------------
+
+DEEP = b"[" * 3000 + b"]" * 3000
+"""Nesting past the interpreter's recursion limit (msgspec's too)."""
+
+
+@pytest.mark.parametrize(
+    ("line", "code", "reply_id", "reason"),
+    [
+        (DEEP, -32600, None, "nested too deeply"),
+        (
+            b'{"jsonrpc":"2.0","id":3,"method":"x","params":' + DEEP + b"}",
+            -32600,
+            3,
+            "nested too deeply",
+        ),
+        (
+            b'{"jsonrpc":"2.0","method":"x","params":' + DEEP + b',"id":"t"}',
+            -32600,
+            "t",
+            "nested too deeply",
+        ),
+        (b'{"jsonrpc":"2.0","id":1,"method":"\xff"}', -32600, 1, "UTF-8"),
+        (b'{"jsonrpc":"2.0","id":"\xff","method":"x"}', -32600, None, "UTF-8"),
+        (b'{"jsonrpc":"2.0","id":4,"method":7} x', -32700, None, "trailing"),
+        (b'{"jsonrpc":"2.0","id":1e400,"method":"x"}', -32600, None, "id must be"),
+        (b'{"jsonrpc":"2.0","id":5,"method":1e400}', -32600, 5, "out of range"),
+        (b'{"jsonrpc":"2.0","id":6,"method":"\xff"', -32700, None, "Parse error"),
+    ],
+)
+@pytest.mark.anyio
+async def test_unreadable_input_is_answered_with_the_id_when_it_can_be_found(
+    line: bytes, code: int, reply_id: Any, reason: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    async with serving(routes()) as (_, peer):
+        reply = await peer.call(line)
+        assert reply["id"] == reply_id
+        assert reply["error"]["code"] == code
+        assert reason in reply["error"]["message"]
+        await peer.assert_alive()
+    assert "Traceback" not in caplog.text and not any(
+        r.exc_info for r in caplog.records
+    )
+
+
+@pytest.mark.anyio
+async def test_an_unreadable_item_spoils_only_itself_in_a_batch() -> None:
+    async with serving(routes(echo=echo), allow_batches=True) as (_, peer):
+        reply = await peer.call(
+            b'[{"jsonrpc":"2.0","id":1,"method":"echo","params":{"a":1}},'
+            b'{"jsonrpc":"2.0","id":2,"method":1e400},'
+            b'{"jsonrpc":"2.0","id":3,"method":"\xff"},'
+            b'{"jsonrpc":"2.0","id":1e400,"method":"echo"},'
+            b'{"jsonrpc":"2.0","id":4,"method":"echo"}]'
+        )
+        by_id = {item["id"]: item for item in reply}
+        assert len(reply) == 5
+        assert by_id[1]["result"] == {"a": 1} and by_id[4]["result"] == {}
+        assert by_id[2]["error"]["code"] == by_id[3]["error"]["code"] == -32600
+        assert by_id[None]["error"]["code"] == -32600
+        await peer.assert_alive()
+
+
+@pytest.mark.anyio
+async def test_meta_members_the_engine_reads_may_be_unreadable() -> None:
+    async def empty(params: bytes | None) -> bytes:
+        return b"{}"
+
+    async with serving(routes(echo=empty)) as (_, peer):
+        reply = await peer.call(
+            b'{"jsonrpc":"2.0","id":1,"method":"echo",'
+            b'"params":{"_meta":{"progressToken":"\xff"}}}'
+        )
+        assert reply["id"] == 1 and "result" in reply
+        await peer.send(
+            b'{"jsonrpc":"2.0","method":"notifications/cancelled",'
+            b'"params":{"requestId":"\xff"}}'
+        )
+        await peer.assert_alive()
+
+
+@pytest.mark.parametrize(
+    ("head", "tail"),
+    [
+        ('{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"a":"', ""),
+        ('{"method":"tools/call","params":{"a":"', '"}},"jsonrpc":"2.0","id":7}'),
+    ],
+)
+@pytest.mark.anyio
+async def test_a_skipped_oversized_request_is_32600_with_its_id(
+    head: str, tail: str
+) -> None:
+    ours, theirs = memory_pair()
+    with anyio.fail_after(LIMIT):
+        try:
+            async with Connection(SkippingTransport(ours), routes()):
+                peer = Peer(theirs)
+                refused = await peer.call({"skip": [head, tail]})
+                assert refused["id"] == 7 and refused["error"]["code"] == -32600
+                assert "more than 10 bytes" in refused["error"]["message"]
+                await peer.assert_alive()
+        finally:
+            await theirs.aclose()
+
+
+@pytest.mark.parametrize(
+    ("head", "tail"),
+    [
+        ('{"jsonrpc":"2.0","id":1,"result":{"content":[{"text":"', ""),
+        ('{"result":{"content":[{"text":"', '"}]},"jsonrpc":"2.0","id":1}'),
+    ],
+)
+@pytest.mark.anyio
+async def test_a_skipped_oversized_response_fails_its_request_at_once(
+    head: str, tail: str
+) -> None:
+    ours, theirs = memory_pair()
+    peer = Peer(theirs)
+    with anyio.fail_after(LIMIT):
+        async with Connection(SkippingTransport(ours)) as connection:
+            async with anyio.create_task_group() as tasks:
+
+                async def ask() -> None:
+                    with pytest.raises(MessageTooLargeError) as caught:
+                        await connection.request("tools/call", {}, dict)
+                    assert caught.value.limit == 10
+                    text = str(caught.value)
+                    assert text.startswith("the response to tools/call (id 1)")
+                    assert "more than 10 bytes" in text
+
+                tasks.start_soon(ask)
+                assert (await peer.receive())["id"] == 1
+                refused = await peer.call({"skip": [head, tail]})
+                assert refused["id"] is None and refused["error"]["code"] == -32600
+    await theirs.aclose()

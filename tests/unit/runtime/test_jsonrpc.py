@@ -466,3 +466,121 @@ async def test_an_error_in_the_body_propagates_as_itself() -> None:
     with pytest.raises(anyio.EndOfStream):
         await theirs.receive()
     await theirs.aclose()
+
+
+# --- handlers that raise what is no Exception --------------------------------------
+
+
+class Custom(BaseException):
+    """Neither an `Exception` nor cancellation."""
+
+
+@pytest.mark.parametrize("error", [SystemExit(1), KeyboardInterrupt(), Custom()])
+@pytest.mark.anyio
+async def test_a_handler_raising_a_base_exception_fails_only_its_request(
+    error: BaseException,
+) -> None:
+    async def leave(params: bytes | None) -> bytes:
+        raise error
+
+    async def leave_quietly(params: bytes | None) -> None:
+        raise error
+
+    async with serving(routes(leave=leave, bye=leave_quietly, echo=echo)) as (_, peer):
+        reply = await peer.call(request(1, "leave"))
+        assert reply == {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "error": {"code": -32603, "message": "Internal error"},
+        }
+        await peer.send(notification("bye"))
+        assert (await peer.call(request(2, "echo", {"a": 1})))["result"] == {"a": 1}
+
+
+# --- the limit of requests in flight ----------------------------------------------
+
+
+@pytest.mark.anyio
+async def test_requests_over_the_in_flight_limit_are_refused_at_once() -> None:
+    async def hang(params: bytes | None) -> bytes:
+        await anyio.sleep_forever()
+        raise AssertionError
+
+    async with serving(routes(hang=hang), max_in_flight=3) as (connection, peer):
+        assert connection.max_in_flight == 3
+        for n in range(3):
+            await peer.send(request(n, "hang"))
+        refused = await peer.call(request(3, "hang"))
+        assert refused["id"] == 3
+        assert refused["error"]["code"] == -32603
+        assert "3 requests in flight" in refused["error"]["message"]
+        assert "max_in_flight" in refused["error"]["message"]
+        assert refused["error"]["data"] == {"maxInFlight": 3}
+        # Notifications still go through: cancelling one frees its slot.
+        await peer.send(notification("notifications/cancelled", {"requestId": 0}))
+        await peer.send(request(4, "hang"))
+        refused = await peer.call(request(5, "hang"))
+        assert refused["id"] == 5 and refused["error"]["code"] == -32603
+
+
+@pytest.mark.anyio
+async def test_the_in_flight_limit_counts_batch_items_and_must_be_positive() -> None:
+    async def hang(params: bytes | None) -> bytes:
+        await anyio.sleep_forever()
+        raise AssertionError
+
+    options: dict[str, Any] = {"max_in_flight": 2, "allow_batches": True}
+    async with serving(routes(hang=hang, echo=echo), **options) as (_, peer):
+        await peer.send(request(0, "hang"))
+        reply = await peer.call([request(1, "echo"), request(2, "echo")])
+        assert sorted((item["id"], "result" in item) for item in reply) == [
+            (1, True),
+            (2, False),
+        ]
+    ours, theirs = memory_pair()
+    for limit in (0, -1):
+        with pytest.raises(ValueError, match="max_in_flight must be positive"):
+            Connection(ours, max_in_flight=limit)
+    await ours.aclose()
+    await theirs.aclose()
+
+
+class StuckTransport:
+    """Hands out the given messages; sends block until `release` is set."""
+
+    def __init__(self, *messages: bytes) -> None:
+        self.messages = list(messages)
+        self.release = anyio.Event()
+        self.read = 0
+        self.sent: list[bytes] = []
+        self.all_sent = anyio.Event()
+        self.expected = len(messages)
+
+    async def send(self, message: bytes) -> None:
+        await self.release.wait()
+        self.sent.append(message)
+        if len(self.sent) == self.expected:
+            self.all_sent.set()
+
+    async def receive(self) -> bytes:
+        if not self.messages:
+            await anyio.sleep_forever()
+        self.read += 1
+        return self.messages.pop(0)
+
+    async def aclose(self) -> None:
+        pass
+
+
+@pytest.mark.anyio
+async def test_error_answers_waiting_to_be_written_pause_reading() -> None:
+    """A peer flooding bad input without reading the answers costs bounded
+    memory: past `max_in_flight` unsent answers the connection stops reading."""
+    transport = StuckTransport(*[b"garbage"] * 10)
+    with anyio.fail_after(LIMIT):
+        async with Connection(transport, max_in_flight=3):
+            await anyio.wait_all_tasks_blocked()
+            assert transport.read == 3
+            transport.release.set()
+            await transport.all_sent.wait()
+    assert all(b"-32700" in sent for sent in transport.sent)

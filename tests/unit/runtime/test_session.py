@@ -526,3 +526,80 @@ def test_stamping_splices_or_rewrites_to_the_same_json(result: bytes) -> None:
     expected = {"resultType": "complete", **json.loads(result)}
     expected["_meta"] = {META_SERVER_INFO: SERVER_INFO}
     assert stamped == expected
+
+
+# --- params that cannot be decoded -----------------------------------------------
+
+
+async def exchange(served: ServerSession, *lines: bytes) -> list[Any]:
+    """Send raw lines one at a time to a fresh connection; the replies."""
+    client_end, server_end = memory_pair()
+    replies: list[Any] = []
+    with anyio.fail_after(LIMIT):
+        async with Connection(server_end, served.handler()):
+            for line in lines:
+                await client_end.send(line)
+                replies.append(json.loads(await client_end.receive()))
+            await client_end.aclose()
+    return replies
+
+
+def initialize_line(version: str) -> bytes:
+    message = {
+        "jsonrpc": "2.0",
+        "id": 0,
+        "method": "initialize",
+        "params": initialize_params(version),
+    }
+    return json.dumps(message).encode()
+
+
+BAD_PARAMS = [
+    b'{"name":"echo","arguments":{"message":"\xff"}}',
+    b'{"name":"\xff"}',
+    b'{"name":"echo","_meta":{"\xff":1}}',
+    b'{"name":"echo","_meta":{"progressToken":1.5}}',
+    b'{"name":"echo","_meta":{"progressToken":{"a":1}}}',
+    b'{"name":"echo","arguments":{"n":1e400}}',
+]
+
+
+@pytest.mark.parametrize("version", ["2024-11-05", "2025-03-26", "2025-11-25"])
+@pytest.mark.anyio
+async def test_params_that_cannot_be_decoded_are_invalid_params(
+    version: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    served = ServerSession(
+        [Echo1125()],
+        name=NAME,
+        version=VERSION,
+        versions=["2024-11-05", "2025-03-26", "2025-11-25"],
+    )
+    calls = [
+        b'{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":%s}' % (n, params)
+        for n, params in enumerate(BAD_PARAMS, 1)
+    ]
+    _, *replies = await exchange(served, initialize_line(version), *calls)
+    assert [(r["id"], r["error"]["code"]) for r in replies] == [
+        (n, -32602) for n in range(1, len(BAD_PARAMS) + 1)
+    ]
+    assert not any(record.exc_info for record in caplog.records)
+
+
+@pytest.mark.anyio
+async def test_a_modern_envelope_that_cannot_be_decoded_is_invalid_params() -> None:
+    version = b'"%s":"%s"' % (META_PROTOCOL_VERSION.encode(), MODERN.encode())
+    meta = b'{%s,"x":"\xff"}' % version
+    discover = (
+        b'{"jsonrpc":"2.0","id":0,"method":"server/discover","params":{"_meta":{%s}}}'
+    )
+    _, *replies = await exchange(
+        session(),
+        discover % version,
+        b'{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":%s}}' % meta,
+        b'{"jsonrpc":"2.0","id":2,"method":"tools/list","params":{"_meta":{"\xff":1}}}',
+    )
+    assert [(r["id"], r["error"]["code"]) for r in replies] == [
+        (1, -32602),
+        (2, -32602),
+    ]

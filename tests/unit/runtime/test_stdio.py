@@ -18,7 +18,11 @@ import anyio.lowlevel
 import pytest
 from anyio.abc import ByteReceiveStream, ByteSendStream
 
-from mcp_codegen_runtime.errors import RequestTimeoutError, TransportError
+from mcp_codegen_runtime.errors import (
+    MessageTooLargeError,
+    RpcError,
+    TransportError,
+)
 from mcp_codegen_runtime.jsonrpc import Connection
 from mcp_codegen_runtime.transports import Transport
 from mcp_codegen_runtime.transports.lines import READ_CHUNK
@@ -147,14 +151,30 @@ async def test_an_over_long_line_is_refused_and_the_reader_resumes_after_it() ->
 
 
 @pytest.mark.anyio
-async def test_over_long_lines_are_refused_without_buffering_them_whole() -> None:
-    stream = Chunks(*[b"y" * 1000] * 50, b"\n", b"after\n")
+async def test_over_long_lines_are_refused_keeping_only_their_ends() -> None:
+    body = bytes(range(48, 58)) * 1000
+    stream = Chunks(*[body[n : n + 1000] for n in range(0, 10_000, 1000)], b"\r\n")
     reader = LineReader(stream, max_line_length=4000)
     with anyio.fail_after(LIMIT):
-        with pytest.raises(LineTooLongError, match="more than 4000 bytes"):
+        with pytest.raises(LineTooLongError, match="more than 4000 bytes") as caught:
             await reader.receive_line()
-        assert len(stream.chunks) == 47  # refused after 5000 bytes
-        assert await reader.receive_line() == b"after"
+        # Refused at the line's end, to know its tail, holding no more than
+        # the limit meanwhile.
+        assert (caught.value.head, caught.value.tail) == (body[:4096], body[-4096:])
+        assert caught.value.limit == 4000
+        assert stream.chunks == []
+        reader = LineReader(Chunks(b"0123456789" * 2 + b"\nok\n"), max_line_length=10)
+        with pytest.raises(LineTooLongError) as caught:
+            await reader.receive_line()
+        assert caught.value.head == caught.value.tail == b"0123456789" * 2
+        assert await reader.receive_line() == b"ok"
+        # A line the stream ends inside has no known tail.
+        reader = LineReader(Chunks(b"a" * 5000, b"b" * 5000), max_line_length=10)
+        with pytest.raises(LineTooLongError) as caught:
+            await reader.receive_line()
+        assert (caught.value.head, caught.value.tail) == (b"a" * 4096, b"")
+        with pytest.raises(anyio.EndOfStream):
+            await reader.receive_line()
 
 
 @pytest.mark.anyio
@@ -441,23 +461,27 @@ async def test_the_server_refuses_an_over_long_line_and_keeps_serving() -> None:
 
 
 @pytest.mark.anyio
-async def test_the_client_skips_an_over_long_response_and_keeps_going(
+async def test_the_client_skips_an_over_long_response_and_fails_its_request(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
-    """The skipped response's id is unknown: its request times out, others go on."""
+    """The skipped response's id is read from its head: its request fails at
+    once, naming the limit; others go on."""
     caplog.set_level(logging.WARNING, "mcp_codegen_runtime")
     with anyio.fail_after(LIMIT):
         async with server(max_line_length=1000) as (_, connection):
             assert await echo(connection, "short") == "short"
-            with pytest.raises(RequestTimeoutError):
+            with pytest.raises(MessageTooLargeError) as caught:
                 await connection.request(
                     "tools/call",
                     rev.CallToolRequestParams(
                         name="echo", arguments={"message": "x" * 5000}
                     ),
                     rev.CallToolResult,
-                    timeout=1.0,
                 )
+            assert caught.value.limit == 1000
+            assert "the response to tools/call (id 2)" in str(caught.value)
+            assert "more than 1000 bytes" in str(caught.value)
+            assert "max_line_length" in str(caught.value)
             assert await echo(connection, "again") == "again"
     assert "message line too long: more than 1000 bytes" in caplog.text
 
@@ -522,6 +546,37 @@ async def test_a_crash_fails_the_pending_request_and_reports_the_exit_code() -> 
             assert await transport.wait() == 3
             assert connection.closed
     assert transport.returncode == 3
+
+
+@pytest.mark.anyio
+async def test_a_tool_raising_system_exit_or_keyboard_interrupt_fails_alone() -> None:
+    with anyio.fail_after(LIMIT):
+        async with server() as (transport, connection):
+            for name in ("exit", "interrupt"):
+                with pytest.raises(RpcError) as caught:
+                    await rev.Client(connection).call_tool(name=name)
+                assert caught.value.code == -32603
+            assert await echo(connection, "still here") == "still here"
+    assert transport.returncode == 0
+
+
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
+@pytest.mark.anyio
+async def test_a_signal_still_stops_the_server_mid_request(signum: int) -> None:
+    with anyio.fail_after(LIMIT):
+        async with server() as (transport, connection):
+            assert await echo(connection, "ready") == "ready"
+            async with anyio.create_task_group() as tasks:
+
+                async def wait_forever() -> None:
+                    with pytest.raises(TransportError):
+                        await rev.Client(connection).call_tool(name="sleep")
+
+                tasks.start_soon(wait_forever)
+                await anyio.wait_all_tasks_blocked()
+                os.kill(transport.pid, signum)
+            await transport.wait()
+    assert transport.returncode == -signum
 
 
 @pytest.mark.anyio

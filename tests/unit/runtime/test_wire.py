@@ -187,3 +187,18 @@ def test_union_errors_name_the_accepted_kinds_and_the_inner_location() -> None:
         "Expected `int | str | object | array`, got `float` "
         "(at `$[...][1]` inside) - at `$.value`"
     )
+
+
+@pytest.mark.parametrize(
+    "data",
+    [
+        b'{"uri":"\xff","text":""}',  # a field
+        b'{"uri":"u","text":"","extra":"\xff"}',  # an unknown key: the slow way
+        b'{"uri":"u","text":"","extra":' + b"[" * 5000 + b"]" * 5000 + b"}",
+    ],
+)
+def test_what_msgspec_reports_with_python_errors_is_a_decode_error(
+    data: bytes,
+) -> None:
+    with pytest.raises(msgspec.DecodeError, match=r"UTF-8|nested too deeply"):
+        decode(data, TextContents)

@@ -2,7 +2,9 @@
 
 Tools: `echo` answers `arguments.message`; `noise` writes to stdout the ways
 user code might (print, print from a thread, the file descriptor, a child
-process) and answers "quiet"; `crash` exits with status 3 mid-request.
+process) and answers "quiet"; `crash` exits with status 3 mid-request;
+`exit` and `interrupt` raise SystemExit and KeyboardInterrupt; `sleep` never
+answers.
 Usage: server.py [MAX_LINE_LENGTH]
 """
 
@@ -24,6 +26,12 @@ class Server(rev.ServerHandlers):
     async def tools_call(self, params: rev.CallToolRequestParams) -> rev.CallToolResult:
         if params.name == "crash":
             os._exit(3)
+        if params.name == "exit":
+            sys.exit(4)
+        if params.name == "interrupt":
+            raise KeyboardInterrupt
+        if params.name == "sleep":
+            await anyio.sleep_forever()
         if params.name == "noise":
             print("print noise")
             await anyio.to_thread.run_sync(print, "thread noise")
