@@ -33,7 +33,7 @@ import pytest
 import uvicorn
 
 from mcp_codegen_runtime.client_requests import request_client
-from mcp_codegen_runtime.errors import ErrorCode, RpcError
+from mcp_codegen_runtime.errors import ErrorCode, ProtocolError, RpcError
 from mcp_codegen_runtime.jsonrpc import current_request
 from mcp_codegen_runtime.session import ServerSession
 from mcp_codegen_runtime.transports.http import (
@@ -140,9 +140,14 @@ class Tools1125(v2025_11_25.ServerHandlers):
             await request.report_progress(2, 2)
             return "done"
         if name == "roots":
-            roots = await request_client(
-                "roots/list", v2025_11_25.RequestParams(), v2025_11_25.ListRootsResult
-            )
+            try:
+                roots = await request_client(
+                    "roots/list",
+                    v2025_11_25.RequestParams(),
+                    v2025_11_25.ListRootsResult,
+                )
+            except ProtocolError as exc:
+                return f"no roots: {exc}"
             return ",".join(root.uri for root in roots.roots)
         if name == "principal":
             return repr(http_principal())
@@ -987,6 +992,29 @@ async def test_a_server_to_client_request_rides_the_posts_stream() -> None:
             assert final["id"] == 5
             assert result_text(final) == "file:///a,file:///b"
             assert [message async for message in events] == []
+
+
+@pytest.mark.anyio
+async def test_a_malformed_response_is_400_and_fails_the_request_it_answers() -> None:
+    async with served(make_app()) as url, httpx.AsyncClient(timeout=LIMIT) as client:
+        session_id = await open_session(client, url=url, roots={})
+        headers = session_headers(session_id)
+        body = rpc(5, "tools/call", call("roots"))
+        async with client.stream(
+            "POST", url, json=body, headers={**BASE, **headers}
+        ) as stream:
+            events = sse_events(stream)
+            asked = await anext(events)
+            error = {"code": 1, "message": "no"}
+            both = {"jsonrpc": "2.0", "id": asked["id"], "result": {}, "error": error}
+            refused = await post(client, both, headers, url)
+            assert refused.status_code == 400
+            assert error_of(refused)["code"] == ErrorCode.INVALID_REQUEST
+            assert refused.json()["id"] is None  # it names our request, not theirs
+            with anyio.fail_after(LIMIT):
+                final = await anext(events)
+            assert final["id"] == 5
+            assert result_text(final).startswith("no roots: malformed response")
 
 
 @pytest.mark.anyio
