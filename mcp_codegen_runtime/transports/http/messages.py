@@ -27,6 +27,7 @@ from ..._envelope import (
     decode_item,
     message_decoder,
 )
+from ...jsonrpc import CANCELLED
 from .headers import HttpError
 
 __all__ = [
@@ -37,8 +38,6 @@ __all__ = [
     "refusal",
     "request_id",
 ]
-
-CANCELLED = "notifications/cancelled"
 
 
 @dataclass(frozen=True)

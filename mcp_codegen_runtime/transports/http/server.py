@@ -370,22 +370,22 @@ class McpHttpApp:
         send: Any,
         principal: object,
     ) -> None:
-        initialize = isinstance(message, Envelope) and message.method == INITIALIZE
+        initialize = _initialize(message)
         if not self.session.legacy_versions:
-            if isinstance(message, Envelope) and initialize:
+            if initialize is not None:
                 # Name the versions served, so a legacy client can tell why.
-                offered = params_of(message).get("protocolVersion")
+                offered = params_of(initialize).get("protocolVersion")
                 error = self.session.unsupported(offered)
                 unsupported = HttpError(400, error.message, error.code, error.data)
-                reply = unsupported.body(request_id(message))
+                reply = unsupported.body(request_id(initialize))
                 await respond(send, 400, reply, "application/json")
                 return
             raise _refuse(
                 400, f"requests must carry params._meta[{META_PROTOCOL_VERSION!r}]"
             )
         session_id = headers.get(SESSION_HEADER)
-        if isinstance(message, Envelope) and initialize:
-            if request_id(message) is None:
+        if initialize is not None:
+            if request_id(initialize) is None:
                 raise _refuse(400, "initialize is a request: it needs an id")
             session_id, state = await self._open_session(principal)
         else:
@@ -777,6 +777,13 @@ async def _next(stream: ResponseStream) -> bytes | None:
         return await stream.messages.receive()
     except (anyio.EndOfStream, anyio.ClosedResourceError):
         return None
+
+
+def _initialize(message: Envelope | Batch) -> Envelope | None:
+    """`message` when it is an `initialize` (request or not)."""
+    if isinstance(message, Envelope) and message.method == INITIALIZE:
+        return message
+    return None
 
 
 def _answer_ids(message: Envelope | Batch) -> frozenset[RequestId]:
