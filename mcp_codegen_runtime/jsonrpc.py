@@ -671,7 +671,10 @@ class Connection:
         request_id = env.id
         assert request_id is not None
         if request_id in self._in_flight:
-            return invalid(f"request id {request_id!r} is already in use").reply()
+            # The id is readable, so JSON-RPC answers with it (null is for ids
+            # that cannot be determined), though it names the earlier request.
+            reused = invalid(f"request id {request_id!r} is already in use", request_id)
+            return reused.reply()
         if len(self._in_flight) >= self.max_in_flight:
             return self._over_limit(request_id)
         context = RequestContext(self, request_id, env.method, _progress_token(params))

@@ -30,7 +30,8 @@ Decisions worth knowing:
   SDK): `initialize` makes it legacy, an enveloped request that is served makes
   it modern. A legacy connection then refuses enveloped requests (-32600); a
   modern one refuses `initialize` (-32022, listing the modern versions) and
-  requests without the envelope (-32602, as the Python SDK does).
+  requests without the envelope, `ping` included (-32602, as the Python SDK
+  does). 2026-07-28 has no `ping`: with the envelope it is -32601.
 - A session without modern handlers ignores the envelope altogether (it behaves
   like a legacy-only server, so probing clients fall back to `initialize`).
 - A session without legacy handlers answers `initialize` with -32022 listing
@@ -526,14 +527,15 @@ class ServerConnection:
             if method == INITIALIZED:
                 return None
             return await self._serve_legacy(self._legacy, method, params)
-        if _is_notification(method) or method == PING:
-            raise MethodNotFoundError(method)  # ignored; ping answered by the engine
-        if self.era == "modern" or not session.legacy_versions:
+        modern = self.era == "modern" or not session.legacy_versions
+        if modern and request_in_progress() is not None:  # a request, ping too
             raise RpcError(
                 ErrorCode.INVALID_PARAMS,
                 f"{method}: modern requests must carry "
                 f"params._meta[{META_PROTOCOL_VERSION!r}]",
             )
+        if _is_notification(method) or method == PING:
+            raise MethodNotFoundError(method)  # ignored; ping answered by the engine
         raise _invalid_request(f"{method}: send initialize first")
 
     def _initialize(self, probe: _ParamsProbe, params: bytes | None) -> bytes:
@@ -604,6 +606,10 @@ class ServerConnection:
         self.protocol_version = version
         if method == DISCOVER:
             return session.discover_result(version)
+        if method == PING and PING not in revision.package.METHODS:
+            # 2026-07-28 has no ping. Not a MethodNotFoundError, which the
+            # engine would answer with {} for liveness.
+            raise RpcError(ErrorCode.METHOD_NOT_FOUND, f"Method not found: {method}")
         if notification:
             await revision.dispatcher.dispatch(method, params)
             return None

@@ -15,7 +15,8 @@ of JSON-RPC 2.0 and MCP, not by the runtime under test:
   when usable (an int or a clean string; never for a response), else null;
 - a valid notification or response: silence;
 - a valid request: what the server's state makes of it (`semantics`); one
-  whose id is in flight (earlier in its batch): -32600 with id null.
+  whose id is in flight (earlier in its batch): -32600 with that id (it can
+  be determined, so JSON-RPC answers with it).
 """
 
 from __future__ import annotations
@@ -150,14 +151,14 @@ def semantics(state: str, method: str, params: object) -> int | None:
     version = _modern_version(params) if state == "modern" else None
     if version is not None and version != VERSION["modern"]:
         return UNSUPPORTED_VERSION
+    if state == "modern" and version is None:
+        return INVALID_PARAMS  # a modern connection needs the envelope
     if method == "ping":
-        return None
+        return METHOD_NOT_FOUND if state == "modern" else None  # none in 2026
     if method.startswith("notifications/"):
         return METHOD_NOT_FOUND  # a notification's name: no request has it
     if state == "fresh":
         return INVALID_REQUEST  # send initialize first
-    if state == "modern" and version is None:
-        return INVALID_PARAMS  # a modern connection needs the envelope
     if method not in ("tools/list", "tools/call"):
         return METHOD_NOT_FOUND
     return None if _params_fit(method, params) else INVALID_PARAMS
@@ -203,9 +204,7 @@ def _message(state: str, obj: object, seen: set[Any]) -> Reply | None:
         if raw_id is _MISSING:
             return None  # a notification
         if request_id in seen:
-            # Its id is in flight: answered with id null, or the answer would
-            # pass for the first request's.
-            return (None, INVALID_REQUEST)
+            return (request_id, INVALID_REQUEST)  # its id is in flight
         seen.add(request_id)
         return (request_id, semantics(state, obj["method"], params))
     if "result" not in obj and "error" not in obj:

@@ -7,19 +7,18 @@ The ASGI app (`http_app`) is called in process through httpx's
 the body). What must hold for every case:
 
 - no 5xx, and every body a JSON-RPC answer (JSON, or SSE carrying JSON);
-- with a session or 2026: the answers of `cases.expect` (2026 has no
-  `ping`: -32601, or -32602 with an incomplete envelope; in a 400 body when
-  the whole POST is refused; 202 and no body for silence); a 2026 POST whose
-  body and headers no longer agree may get -32020 (header mismatch) instead,
-  and one the server cannot route (a response, a notification without the
-  envelope, an invalid message without id) a 4xx error with id null;
+- with a session or 2026: the answers of `cases.expect`, the same as over
+  stdio (in a 400 body when the whole POST is refused; 202 and no body for
+  silence); a 2026 POST whose body and headers no longer agree may get
+  -32020 (header mismatch) instead, and one the server cannot route (a
+  response, a notification without the envelope, an invalid message without
+  id) a 4xx error with id null;
 - before initialize: a 4xx JSON-RPC error, with the request's id or null;
 - after each case, a valid ping is answered.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import json
 from collections.abc import AsyncGenerator
 from contextlib import asynccontextmanager
@@ -32,13 +31,9 @@ import pytest
 from mcp_codegen_runtime.transports.http.server import http_app
 from tests.fuzz.cases import (
     ENVELOPE,
-    INVALID_PARAMS,
-    METHOD_NOT_FOUND,
-    MODERN_KEY,
     STATES,
     VERSION,
     Case,
-    Expected,
     generate,
 )
 from tests.fuzz.support import SEED, Tally, make_app, mismatch, reply_of
@@ -144,35 +139,8 @@ def _messages(response: httpx.Response) -> list[Any]:
     return [json.loads(response.content)]
 
 
-def over_http(state: str, case: Case) -> Case:
-    """`case` with the answers of 2026 over HTTP: `ping`, removed in 2026,
-    is -32601 once the envelope is complete (-32602 before)."""
-    if state != "modern":
-        return case
-    try:
-        body = json.loads(case.data)
-    except (ValueError, RecursionError):  # no JSON, or too deep for json
-        return case
-    if not isinstance(body, dict) or body.get("method") != "ping":
-        return case
-    params = body.get("params")
-    meta = params.get("_meta") if isinstance(params, dict) else None
-    complete = (
-        isinstance(meta, dict)
-        and MODERN_KEY in meta
-        and isinstance(meta.get(CAPABILITIES_KEY), dict)
-    )
-    code = METHOD_NOT_FOUND if complete else INVALID_PARAMS
-    replies = tuple(
-        (reply_id, code if reply_code is None else reply_code)
-        for reply_id, reply_code in case.expected.replies
-    )
-    return dataclasses.replace(case, expected=Expected(replies))
-
-
 def judge(state: str, case: Case, status: int, messages: list[Any]) -> str | None:
     """Why this answer is wrong for `case` (None: it is right)."""
-    case = over_http(state, case)
     if status >= 500:
         return f"HTTP {status}"
     if state == "fresh":

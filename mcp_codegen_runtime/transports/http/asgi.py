@@ -1,10 +1,10 @@
 """The few ASGI helpers both HTTP apps are written with.
 
 `McpHttpApp` (Streamable HTTP) and `LegacySseApp` (HTTP+SSE) speak plain ASGI
-3: a request's body (`read_body`, within the policy's size and time, then
-`parse_json`), a whole response (`respond`) or the head of an SSE stream
-(`start_sse`), whose events they then send as body chunks, and the lifespan
-protocol (`serve_lifespan`).
+3: a request's body (`read_body`, within the policy's size and time; its
+messages are read by `messages.py`), a whole response (`respond`) or the head
+of an SSE stream (`start_sse`), whose events they then send as body chunks,
+and the lifespan protocol (`serve_lifespan`).
 """
 
 from __future__ import annotations
@@ -13,9 +13,7 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, TypeAlias
 
 import anyio
-import msgspec
 
-from ...errors import ErrorCode
 from .headers import HttpError
 from .security import check_body_size
 
@@ -30,7 +28,6 @@ __all__ = [
     "Scope",
     "Send",
     "closing",
-    "parse_json",
     "read_body",
     "respond",
     "serve_lifespan",
@@ -80,20 +77,6 @@ async def read_body(receive: Receive, policy: SecurityPolicy) -> bytes | HttpErr
         f"Request Timeout: the body did not arrive within "
         f"{policy.body_timeout_s} seconds",
     )
-
-
-def parse_json(body: bytes) -> object:
-    """A request's body as JSON, or 400 with -32700 when it cannot be read:
-    malformed, not UTF-8 (no JSON text), or nested too deeply for the stack."""
-    try:
-        return msgspec.json.decode(body)
-    except msgspec.DecodeError as exc:
-        reason = str(exc)
-    except UnicodeDecodeError:
-        reason = "the body is not valid UTF-8"
-    except RecursionError:
-        reason = "the body is nested too deeply"
-    return HttpError(400, f"Parse error: {reason}", ErrorCode.PARSE_ERROR)
 
 
 def _encoded(extra: Mapping[str, str] | None) -> list[tuple[bytes, bytes]]:

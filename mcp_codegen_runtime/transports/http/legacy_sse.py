@@ -26,10 +26,11 @@ Server: `LegacySseApp`, an ASGI app::
   connection and answers 202 ``Accepted``. The reply comes back on the
   stream, never in the POST's response. The status codes: missing, repeated
   or malformed ``session_id`` is 400; an unknown, closed or expired session
-  is 404 (both SDKs answer so); a body that is not JSON, or is JSON but
-  neither an object nor an array, is 400. JSON that is not a valid JSON-RPC
-  message is answered by the engine on the stream, as on every other
-  transport. Error answers are JSON-RPC error bodies, as `McpHttpApp` sends.
+  is 404 (both SDKs answer so); a body that is no JSON-RPC message is 400,
+  its error classified by the engine's rules, as `McpHttpApp` does (-32700
+  when not JSON, else -32600 with the request's id when usable; see
+  `messages.py`); the items of a batch are answered by the engine on the
+  stream. Error answers are JSON-RPC error bodies, as `McpHttpApp` sends.
 - Guards, as in `server.py` and both SDKs: Host and Origin
   (`SecurityPolicy`, local clients only by default) on both endpoints;
   Accept must allow ``text/event-stream`` on the GET (406); a POST needs
@@ -112,6 +113,7 @@ from urllib.parse import parse_qs, quote
 
 import anyio
 
+from ..._envelope import BadMessage, RequestId
 from ...errors import MessageTooLargeError, TransportError
 from ...jsonrpc import Connection
 from .asgi import (
@@ -120,7 +122,6 @@ from .asgi import (
     Scope,
     Send,
     closing,
-    parse_json,
     read_body,
     respond,
     serve_lifespan,
@@ -132,6 +133,7 @@ from .headers import (
     HttpHeaders,
     media_type,
 )
+from .messages import read_messages, refusal
 from .probe import legacy_endpoint
 from .security import (
     SecurityPolicy,
@@ -267,10 +269,16 @@ class _Session:
 class _Refused(Exception):
     """An HTTP error answer, raised to unwind to the request's top."""
 
-    def __init__(self, error: HttpError, headers: Mapping[str, str] | None = None):
+    def __init__(
+        self,
+        error: HttpError,
+        headers: Mapping[str, str] | None = None,
+        reply_id: RequestId | None = None,
+    ):
         super().__init__(error.message)
         self.error = error
         self.headers = dict(headers or {})
+        self.reply_id = reply_id
 
 
 class LegacySseApp:
@@ -373,7 +381,8 @@ class LegacySseApp:
                 raise _Refused(HttpError(404, "Not Found"))
         except _Refused as refusal:
             error = refusal.error
-            await respond(send, error.status, error.body(), JSON, refusal.headers)
+            body = error.body(refusal.reply_id)
+            await respond(send, error.status, body, JSON, refusal.headers)
 
     def _legacy_get(self, headers: HttpHeaders) -> bool:
         """Whether a GET at `sse_path` is ours: not a Streamable HTTP client's
@@ -483,16 +492,22 @@ class LegacySseApp:
             body = await read_body(receive, self.policy)
             if isinstance(body, HttpError):
                 raise _Refused(body, closing(body))
-            decoded = parse_json(body)
-            if isinstance(decoded, HttpError):
-                raise _Refused(decoded)
-            if not isinstance(decoded, dict | list):
-                raise _Refused(HttpError(400, "the body must be a JSON-RPC message"))
             try:
-                await state.transport.feed(body)
-            except (anyio.ClosedResourceError, anyio.BrokenResourceError):
-                raise _Refused(HttpError(404, "Session not found (ended)")) from None
+                read_messages(body)
+            except BadMessage as bad:
+                if bad.response_id is not None:
+                    # The engine fails the request of the server's it answers.
+                    await self._feed(state, body)
+                raise _Refused(refusal(bad), reply_id=bad.reply_id) from None
+            await self._feed(state, body)
         await respond(send, 202, b"Accepted", "text/plain; charset=utf-8")
+
+    @staticmethod
+    async def _feed(state: _Session, body: bytes) -> None:
+        try:
+            await state.transport.feed(body)
+        except (anyio.ClosedResourceError, anyio.BrokenResourceError):
+            raise _Refused(HttpError(404, "Session not found (ended)")) from None
 
 
 def _session_id(scope: Scope) -> str:

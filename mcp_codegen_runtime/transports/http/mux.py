@@ -27,8 +27,7 @@ from __future__ import annotations
 
 import logging
 import math
-import typing
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import anyio
 import msgspec
@@ -212,15 +211,3 @@ class SessionMux:
         self._serving.clear()
         if self.standalone is not None:
             self.standalone.close()
-
-
-def message_ids(messages: list[Any] | dict[str, Any]) -> frozenset[RequestId]:
-    """The ids of the requests in a decoded POST body (one message or a batch)."""
-    items: list[Any] = messages if isinstance(messages, list) else [messages]
-    found: set[RequestId] = set()
-    for item in items:
-        if isinstance(item, dict) and "method" in item:
-            request_id: object = typing.cast("dict[str, Any]", item).get("id")
-            if isinstance(request_id, int | str) and not isinstance(request_id, bool):
-                found.add(request_id)
-    return frozenset(found)

@@ -9,9 +9,12 @@ What happens to a request, in order:
    loopback), Origin (403), Content-Type (415), Accept (406), body size (413),
    then the optional `authenticate` hook (401 with `WWW-Authenticate: Bearer`).
    A body must arrive within the policy's `body_timeout_s` (408, connection
-   closed); one that is not JSON (malformed, not UTF-8, nested too deeply) is
-   400 with -32700; a request whose id is neither a string nor an integer,
-   or an object that is no JSON-RPC message, is 400 with -32600.
+   closed). Its messages are read by the engine's rules (`messages.py`), so
+   each error is the one stdio gives: a body that is no JSON-RPC message is
+   400 with -32700 (no JSON) or -32600 (a broken envelope: a bad id, invalid
+   UTF-8 in a member, nesting too deep...; with the request's id when
+   usable), and never runs; params that cannot be decoded reach the handler
+   (-32602). In a batch the invalid items are answered among the others.
 2. POST with a 2026 request (its params carry the `_meta` protocol version):
    stateless. The standard headers must match the body (400, -32020); the
    request is served on its own response (`serve_request`), as JSON, or as an
@@ -24,11 +27,13 @@ What happens to a request, in order:
    in `Mcp-Session-Id`); later requests must carry that id (400 without, 404
    for an unknown or expired one) and a supported `MCP-Protocol-Version`
    (absent: the negotiated one); the id of a request still in flight in the
-   session cannot be reused (400, -32600), even once its POST is gone. Each
-   session is one `Connection` over a `SessionMux`; a POST of only
-   notifications or responses gets 202. A client that goes away ends its
-   POST's answer but not the request (legacy disconnection is not
-   cancellation); a session ended while a POST waits answers it 404.
+   session cannot be reused (400, -32600 with that id), even once its POST
+   is gone; a malformed response still reaches the session, failing the
+   request of the server's it answers. Each session is one `Connection` over
+   a `SessionMux`; a POST of only notifications or responses gets 202. A
+   client that goes away ends its POST's answer but not the request (legacy
+   disconnection is not cancellation); a session ended while a POST waits
+   answers it 404.
 4. GET opens the session's standalone SSE stream (405 with `Allow` for a
    server without legacy revisions; 409 for a second one); it ends, complete,
    when the session does. DELETE ends the session.
@@ -51,6 +56,7 @@ The app runs sessions in asyncio tasks, so it needs an asyncio server
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import contextvars
 import typing
 from dataclasses import dataclass
@@ -59,7 +65,9 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 import msgspec
+from msgspec import UnsetType
 
+from ..._envelope import BadMessage, Envelope, RequestId
 from ...errors import ErrorCode, ProtocolError
 from ...jsonrpc import (
     Connection,
@@ -69,7 +77,7 @@ from ...jsonrpc import (
     serve_request,
 )
 from ...meta import META_CLIENT_CAPABILITIES, META_PROTOCOL_VERSION
-from .asgi import closing, parse_json, read_body, respond, serve_lifespan, start_sse
+from .asgi import closing, read_body, respond, serve_lifespan, start_sse
 from .headers import (
     HEADER_MISMATCH,
     PROTOCOL_VERSION_HEADER,
@@ -80,14 +88,22 @@ from .headers import (
     check_request_headers,
     protocol_version,
 )
-from .mux import ResponseStream, SessionMux, message_ids
+from .messages import (
+    Batch,
+    cancelled_ids,
+    params_of,
+    read_messages,
+    refusal,
+    request_id,
+)
+from .mux import ResponseStream, SessionMux
 from .probe import MISSING_REQUIRED_CLIENT_CAPABILITY
 from .security import SecurityPolicy, check_request
 from .sessions import SessionLimitError, SessionRegistry, is_valid_session_id
 from .sse import encode_event
 
 if TYPE_CHECKING:
-    from collections.abc import Awaitable, Callable, Iterable, Mapping
+    from collections.abc import Awaitable, Callable, Mapping
 
     from ...session import ServerConnection, ServerSession
 
@@ -95,7 +111,6 @@ __all__ = ["HttpRequest", "McpHttpApp", "http_app", "http_principal", "serve_htt
 
 
 SESSION_HEADER = "mcp-session-id"
-PING = "ping"
 INITIALIZE = "initialize"
 MODERN_ERROR_STATUS: Mapping[int, int] = MappingProxyType(
     {
@@ -153,10 +168,16 @@ class _LegacySession:
 class _Refused(Exception):
     """An HTTP error answer, raised to unwind to the request's top."""
 
-    def __init__(self, error: HttpError, headers: Mapping[str, str] | None = None):
+    def __init__(
+        self,
+        error: HttpError,
+        headers: Mapping[str, str] | None = None,
+        reply_id: RequestId | None = None,
+    ):
         super().__init__(error.message)
         self.error = error
         self.headers = dict(headers or {})
+        self.reply_id = reply_id
 
 
 def _refuse(
@@ -232,7 +253,11 @@ class McpHttpApp:
         except _Refused as refusal:
             error = refusal.error
             await respond(
-                send, error.status, error.body(), "application/json", refusal.headers
+                send,
+                error.status,
+                error.body(refusal.reply_id),
+                "application/json",
+                refusal.headers,
             )
 
     async def aclose(self) -> None:
@@ -299,62 +324,68 @@ class McpHttpApp:
         send: Any,
         principal: object,
     ) -> None:
-        decoded = parse_json(body)
-        if isinstance(decoded, HttpError):
-            raise _Refused(decoded)
-        if isinstance(decoded, list):
-            batch: list[Any] = [*typing.cast("Iterable[Any]", decoded)]
-            if not batch:
+        try:
+            message = read_messages(body)
+        except BadMessage as bad:
+            if bad.response_id is not None:
+                self._hand_over(headers, body, principal)
+            raise _Refused(refusal(bad), reply_id=bad.reply_id) from None
+        if isinstance(message, Batch):
+            if not message.items:
                 raise _refuse(400, "an empty batch")
-            _check_messages(batch)
-            await self._post_legacy(headers, body, batch, receive, send, principal)
+            await self._post_legacy(headers, body, message, receive, send, principal)
             return
-        message = _members(decoded)
-        if not message:
-            raise _refuse(400, "the body must be a JSON-RPC message")
-        _check_messages([message])
         if self._modern is not None and self._is_modern(headers, message):
             await self._post_modern(headers, message, receive, send, principal)
             return
         await self._post_legacy(headers, body, message, receive, send, principal)
 
-    def _is_modern(self, headers: HttpHeaders, message: Mapping[str, Any]) -> bool:
+    def _hand_over(self, headers: HttpHeaders, body: bytes, principal: object) -> None:
+        """Give a malformed response to the legacy session it was POSTed to:
+        its engine fails the request of the server's it answers."""
+        session_id = headers.get(SESSION_HEADER)
+        state = None if session_id is None else self.sessions.get(session_id, principal)
+        if state is not None:
+            with contextlib.suppress(anyio.ClosedResourceError):
+                state.mux.feed(body, None)
+
+    def _is_modern(self, headers: HttpHeaders, message: Envelope) -> bool:
         """A 2026 request: its `_meta` names a version, or (the envelope
         missing) its `MCP-Protocol-Version` header names a modern one outside
         any session, so that it is refused as a bad 2026 request."""
-        if _envelope_version(message) is not None:
+        if _envelope_version(params_of(message)) is not None:
             return True
         return (
             headers.get(PROTOCOL_VERSION_HEADER) in self.session.modern_versions
             and headers.get(SESSION_HEADER) is None
-            and message.get("method") != INITIALIZE
+            and message.method != INITIALIZE
         )
 
     async def _post_legacy(
         self,
         headers: HttpHeaders,
         body: bytes,
-        message: dict[str, Any] | list[Any],
+        message: Envelope | Batch,
         receive: Any,
         send: Any,
         principal: object,
     ) -> None:
+        initialize = _initialize(message)
         if not self.session.legacy_versions:
-            if isinstance(message, dict) and message.get("method") == INITIALIZE:
+            if initialize is not None:
                 # Name the versions served, so a legacy client can tell why.
-                offered = _members(message.get("params")).get("protocolVersion")
+                offered = params_of(initialize).get("protocolVersion")
                 error = self.session.unsupported(offered)
-                refusal = HttpError(400, error.message, error.code, error.data)
-                await respond(
-                    send, 400, refusal.body(message.get("id")), "application/json"
-                )
+                unsupported = HttpError(400, error.message, error.code, error.data)
+                reply = unsupported.body(request_id(initialize))
+                await respond(send, 400, reply, "application/json")
                 return
             raise _refuse(
                 400, f"requests must carry params._meta[{META_PROTOCOL_VERSION!r}]"
             )
         session_id = headers.get(SESSION_HEADER)
-        if isinstance(message, dict) and message.get("method") == INITIALIZE:
-            if "id" not in message:
+        if initialize is not None:
+            if request_id(initialize) is None:
                 raise _refuse(400, "initialize is a request: it needs an id")
             session_id, state = await self._open_session(principal)
         else:
@@ -371,14 +402,16 @@ class McpHttpApp:
             )
             if isinstance(version, HttpError):
                 raise _Refused(version)
-            if isinstance(message, list) and not state.connection.allow_batches:
+            if isinstance(message, Batch) and not state.connection.allow_batches:
                 raise _refuse(
                     400, "batches are not supported by the negotiated protocol revision"
                 )
-        ids = message_ids(message)
+        ids = _answer_ids(message)
         taken = state.mux.in_flight(ids)
         if taken:
-            raise _refuse(400, f"request id {taken[0]!r} is already in flight")
+            reused = _refuse(400, f"request id {taken[0]!r} is already in flight")
+            reused.reply_id = taken[0]  # readable: JSON-RPC answers with it
+            raise reused
         stream = ResponseStream(ids) if ids else None
         if stream is not None:
             stream.principal = principal
@@ -386,10 +419,17 @@ class McpHttpApp:
             state.mux.feed(body, stream)
         except anyio.ClosedResourceError:
             raise _refuse(404, "Session not found (closed)") from None
-        for request_id in _cancelled_ids(message):
-            state.mux.cancelled(request_id)
+        for cancelled in cancelled_ids(message):
+            state.mux.cancelled(cancelled)
         extra = {SESSION_HEADER: session_id}
         if stream is None:
+            # Invalid items of a batch without requests: answered here (their
+            # ids are null), as a single invalid message is.
+            replies = message.replies() if isinstance(message, Batch) else []
+            if replies:
+                body = b"[" + b",".join(replies) + b"]"
+                await respond(send, 400, body, "application/json", extra)
+                return
             await respond(send, 202, b"", None, extra)
             return
         with self.sessions.use(session_id, principal):
@@ -429,45 +469,41 @@ class McpHttpApp:
     async def _post_modern(
         self,
         headers: HttpHeaders,
-        message: dict[str, Any],
+        message: Envelope,
         receive: Any,
         send: Any,
         principal: object,
     ) -> None:
         assert self._modern is not None
-        method = message.get("method")
-        request_id = message.get("id")
-        if not isinstance(method, str):
+        method = message.method
+        if isinstance(method, UnsetType):
             raise _refuse(400, "a 2026 POST carries one request or notification")
-        if request_id is None:
-            version = _envelope_version(message)
+        params = params_of(message)
+        raw_params = bytes(message.params) if len(message.params) else None
+        the_id = request_id(message)
+        if the_id is None:
+            version = _envelope_version(params)
             if version not in self.session.modern_versions:
                 error = self.session.unsupported(version)
                 raise _Refused(HttpError(400, error.message, error.code, error.data))
             await respond(send, 202, b"", None)
             # Already answered 202; serve_notification logs any failure.
-            await serve_notification(self._modern, method, _params_bytes(message))
+            await serve_notification(self._modern, method, raw_params)
             return
-        refusal = self._refusal(headers, message)
-        if refusal is not None:
-            await respond(
-                send,
-                refusal.status,
-                refusal.body(request_id),
-                "application/json",
-                None,
-            )
+        refused = self._refusal(headers, method, params)
+        if refused is not None:
+            reply = refused.body(the_id)
+            await respond(send, refused.status, reply, "application/json", None)
             return
-        stream = ResponseStream(frozenset({request_id}))
+        stream = ResponseStream(frozenset({the_id}))
         peer = _StreamPeer(stream)
         context = RequestContext(
-            peer, request_id, method, _progress_token(message), principal=principal
+            peer, the_id, method, _progress_token(params), principal=principal
         )
-        params = _params_bytes(message)
         handler = self._modern
 
         async def run() -> None:
-            stream.put(await serve_request(handler, context, params))
+            stream.put(await serve_request(handler, context, raw_params))
 
         try:
             async with anyio.create_task_group() as tasks:
@@ -484,13 +520,13 @@ class McpHttpApp:
             stream.end()
 
     def _refusal(
-        self, headers: HttpHeaders, message: dict[str, Any]
+        self, headers: HttpHeaders, method: str, params: dict[str, Any]
     ) -> HttpError | None:
         """Why a 2026 request is refused before it is served, in the spec's
         order: an incomplete `_meta` envelope (-32602), headers that do not
-        match the body (-32020), an unsupported version (-32022), a method
-        2026 removed (`ping`: -32601, 404)."""
-        meta = _members(_members(message.get("params")).get("_meta"))
+        match the body (-32020), an unsupported version (-32022). (The
+        session answers the rest, a `ping`, which 2026 removed, included.)"""
+        meta = _members(params.get("_meta"))
         if META_PROTOCOL_VERSION not in meta or not isinstance(
             meta.get(META_CLIENT_CAPABILITIES), dict
         ):
@@ -500,8 +536,9 @@ class McpHttpApp:
                 f"and {META_CLIENT_CAPABILITIES!r}",
                 ErrorCode.INVALID_PARAMS,
             )
-        mismatch = check_request_headers(headers, message) or self._param_mismatch(
-            message, headers
+        request = {"method": method, "params": params}
+        mismatch = check_request_headers(headers, request) or self._param_mismatch(
+            method, params, headers
         )
         if mismatch is not None:
             return mismatch
@@ -509,18 +546,13 @@ class McpHttpApp:
         if version not in self.session.modern_versions:
             error = self.session.unsupported(version)
             return HttpError(400, error.message, error.code, error.data)
-        if message.get("method") == PING:
-            return HttpError(
-                404, f"Method not found: {PING}", ErrorCode.METHOD_NOT_FOUND
-            )
         return None
 
     def _param_mismatch(
-        self, message: dict[str, Any], headers: HttpHeaders
+        self, method: str, params: dict[str, Any], headers: HttpHeaders
     ) -> HttpError | None:
-        if self.tool_input_schema is None or message.get("method") != "tools/call":
+        if self.tool_input_schema is None or method != "tools/call":
             return None
-        params = _members(message.get("params"))
         name = params.get("name")
         if not isinstance(name, str):
             return None
@@ -747,33 +779,19 @@ async def _next(stream: ResponseStream) -> bytes | None:
         return None
 
 
-def _cancelled_ids(message: dict[str, Any] | list[Any]) -> list[Any]:
-    """The request ids named by the `notifications/cancelled` of a POST body."""
-    items: list[Any] = message if isinstance(message, list) else [message]
-    found: list[Any] = []
-    for item in map(_members, items):
-        if item.get("method") == "notifications/cancelled" and "id" not in item:
-            request_id = _members(item.get("params")).get("requestId")
-            if isinstance(request_id, int | str):
-                found.append(request_id)
-    return found
+def _initialize(message: Envelope | Batch) -> Envelope | None:
+    """`message` when it is an `initialize` (request or not)."""
+    if isinstance(message, Envelope) and message.method == INITIALIZE:
+        return message
+    return None
 
 
-def _check_messages(messages: list[Any]) -> None:
-    """400 with -32600 for what the engine could answer only with a null id,
-    so to no one, before anything runs: a request whose id is neither a
-    string nor an integer (null included: MCP forbids it), and an object
-    that is neither a request, a notification nor a response."""
-    for message in map(_members, messages):
-        if "method" in message:
-            if "id" in message and not _is_id(message["id"]):
-                raise _refuse(400, "id must be a string or an integer")
-        elif "result" not in message and "error" not in message:
-            raise _refuse(400, 'a message needs a "method", a "result" or an "error"')
-
-
-def _is_id(value: object) -> bool:
-    return isinstance(value, int | str) and not isinstance(value, bool)
+def _answer_ids(message: Envelope | Batch) -> frozenset[RequestId]:
+    """The ids the answer to a POST carries (those of its requests)."""
+    if isinstance(message, Batch):
+        return message.request_ids
+    found = request_id(message)
+    return frozenset() if found is None else frozenset({found})
 
 
 def _members(value: object) -> dict[str, Any]:
@@ -781,18 +799,12 @@ def _members(value: object) -> dict[str, Any]:
     return typing.cast("dict[str, Any]", value) if isinstance(value, dict) else {}
 
 
-def _envelope_version(message: Mapping[str, Any]) -> Any:
-    meta = _members(_members(message.get("params")).get("_meta"))
-    return meta.get(META_PROTOCOL_VERSION)
+def _envelope_version(params: Mapping[str, Any]) -> Any:
+    return _members(params.get("_meta")).get(META_PROTOCOL_VERSION)
 
 
-def _params_bytes(message: Mapping[str, Any]) -> bytes | None:
-    params = message.get("params")
-    return None if params is None else msgspec.json.encode(params)
-
-
-def _progress_token(message: Mapping[str, Any]) -> Any:
-    meta = _members(_members(message.get("params")).get("_meta"))
+def _progress_token(params: Mapping[str, Any]) -> Any:
+    meta = _members(params.get("_meta"))
     token = meta.get("progressToken")
     return token if isinstance(token, int | str) else None
 

@@ -135,6 +135,7 @@ async def test_a_request_id_already_in_flight_is_refused() -> None:
         await peer.send(request(1, "wait"))
         reply = await peer.call(request(1, "wait"))
         assert reply["error"]["code"] == -32600 and "already in use" in str(reply)
+        assert reply["id"] == 1  # the id is usable: JSON-RPC answers with it
         release.set()
         assert await peer.receive() == {"jsonrpc": "2.0", "id": 1, "result": {}}
 

@@ -465,7 +465,11 @@ async def test_modern_connection_refuses_initialize_and_bare_requests() -> None:
         error = await refused(client, "tools/list")
         assert error.code == ErrorCode.INVALID_PARAMS
         assert META_PROTOCOL_VERSION in error.message
-        assert await call(client, "ping") == {}
+        # A bare ping is a bare request too; 2026-07-28 has no ping at all.
+        error = await refused(client, "ping")
+        assert error.code == ErrorCode.INVALID_PARAMS
+        error = await refused(client, "ping", envelope())
+        assert error.code == ErrorCode.METHOD_NOT_FOUND
         assert connection.era == "modern"
         assert (await call(client, "tools/call", envelope(**ECHO)))["content"]
 

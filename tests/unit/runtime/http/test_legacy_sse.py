@@ -312,13 +312,14 @@ async def test_the_first_event_names_a_relative_endpoint_and_replies_follow() ->
         decoded = msgspec.json.decode(reply.data)
         assert decoded["id"] == 1
         assert decoded["result"]["protocolVersion"] == "2024-11-05"
-        # Invalid JSON-RPC is the engine's to answer, on the stream.
+        # Invalid JSON-RPC is classified by the engine's rules, answered 400
+        # (as the Python SDK's HTTP+SSE server does), with the id when usable.
         answer = await http.post(
             f"{base}{endpoint}", json={"id": 7}, headers=JSON_HEADERS
         )
-        assert answer.status_code == 202
-        error = msgspec.json.decode((await anext(events)).data)
-        assert error["error"]["code"] == ErrorCode.INVALID_REQUEST
+        assert answer.status_code == 400
+        assert answer.json()["error"]["code"] == ErrorCode.INVALID_REQUEST
+        assert answer.json()["id"] == 7
 
 
 @pytest.mark.anyio
@@ -752,11 +753,17 @@ async def test_a_transport_not_entered_refuses_to_send_and_receive() -> None:
 
 @pytest.mark.anyio
 @pytest.mark.parametrize(
-    "body",
-    [b'{"jsonrpc":"2.0","id":1,"method":"ping\xff"}', b"[" * 1000 + b"]" * 1000],
-    ids=["utf8", "deep"],
+    ("body", "code", "reply_id"),
+    [
+        (b'{"jsonrpc":"2.0","id":1,"method":"ping"', ErrorCode.PARSE_ERROR, None),
+        (b'{"jsonrpc":"2.0","id":1,"method":"ping\xff"}', ErrorCode.INVALID_REQUEST, 1),
+        (b"[" * 1000 + b"]" * 1000, ErrorCode.INVALID_REQUEST, None),
+    ],
+    ids=["truncated", "utf8", "deep"],
 )
-async def test_a_body_that_cannot_be_read_is_400_parse_error(body: bytes) -> None:
+async def test_a_body_that_is_no_message_is_400_as_the_engine_classifies_it(
+    body: bytes, code: int, reply_id: int | None
+) -> None:
     async with (
         served() as (_, base),
         httpx.AsyncClient() as http,
@@ -767,7 +774,8 @@ async def test_a_body_that_cannot_be_read_is_400_parse_error(body: bytes) -> Non
             f"{base}{endpoint}", content=body, headers=JSON_HEADERS
         )
         assert answer.status_code == 400
-        assert answer.json()["error"]["code"] == ErrorCode.PARSE_ERROR
+        assert answer.json()["error"]["code"] == code
+        assert answer.json()["id"] == reply_id
 
 
 @pytest.mark.anyio

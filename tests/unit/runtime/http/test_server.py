@@ -33,7 +33,7 @@ import pytest
 import uvicorn
 
 from mcp_codegen_runtime.client_requests import request_client
-from mcp_codegen_runtime.errors import ErrorCode, RpcError
+from mcp_codegen_runtime.errors import ErrorCode, ProtocolError, RpcError
 from mcp_codegen_runtime.jsonrpc import current_request
 from mcp_codegen_runtime.session import ServerSession
 from mcp_codegen_runtime.transports.http import (
@@ -140,9 +140,14 @@ class Tools1125(v2025_11_25.ServerHandlers):
             await request.report_progress(2, 2)
             return "done"
         if name == "roots":
-            roots = await request_client(
-                "roots/list", v2025_11_25.RequestParams(), v2025_11_25.ListRootsResult
-            )
+            try:
+                roots = await request_client(
+                    "roots/list",
+                    v2025_11_25.RequestParams(),
+                    v2025_11_25.ListRootsResult,
+                )
+            except ProtocolError as exc:
+                return f"no roots: {exc}"
             return ",".join(root.uri for root in roots.roots)
         if name == "principal":
             return repr(http_principal())
@@ -804,6 +809,50 @@ async def test_batches_on_2025_03_26_and_not_after() -> None:
 
 
 @pytest.mark.anyio
+async def test_the_invalid_items_of_a_batch_are_answered_as_the_engine_does() -> None:
+    app = McpHttpApp(echo_session("2025-03-26"))
+    async with in_process(app) as client:
+        session_id = await open_session(client, "2025-03-26")
+        headers = session_headers(session_id, "2025-03-26")
+        echo = rpc(1, "tools/call", call("echo", message="one"))
+        bad_version = {**rpc(2, "tools/list"), "jsonrpc": "1.0"}
+        bad_id = {**rpc(3, "tools/list"), "id": 1.5}
+        answer = await post(client, [echo, bad_version, bad_id, echo], headers)
+        assert answer.status_code == 200
+        replies = [(r["id"], r.get("error", {}).get("code")) for r in answer.json()]
+        assert sorted(replies, key=repr) == sorted(
+            [
+                (1, None),
+                (1, ErrorCode.INVALID_REQUEST),  # its id is in flight: with the id
+                (2, ErrorCode.INVALID_REQUEST),
+                (None, ErrorCode.INVALID_REQUEST),
+            ],
+            key=repr,
+        )
+        # Nothing to serve: the invalid items are answered at once, 400.
+        refused = await post(client, [bad_id, rpc(None, "notifications/x")], headers)
+        assert refused.status_code == 400
+        assert [reply["id"] for reply in refused.json()] == [None]
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize(
+    "fault",
+    [{"jsonrpc": "1.0"}, {"params": True}, {"result": {}}, {"jsonrpc": "2\u0000.0"}],
+    ids=["version", "params", "result", "nul"],
+)
+async def test_a_2026_request_breaking_the_envelope_is_400_invalid_request(
+    fault: dict[str, Any],
+) -> None:
+    body, headers = modern(9, "tools/list")
+    async with in_process(make_app()) as client:
+        refused = await post(client, {**body, **fault}, headers)
+        assert refused.status_code == 400
+        assert error_of(refused)["code"] == ErrorCode.INVALID_REQUEST
+        assert refused.json()["id"] == 9
+
+
+@pytest.mark.anyio
 async def test_progress_before_the_result_makes_an_sse_answer() -> None:
     async with in_process(make_app()) as client:
         session_id = await open_session(client)
@@ -946,6 +995,29 @@ async def test_a_server_to_client_request_rides_the_posts_stream() -> None:
 
 
 @pytest.mark.anyio
+async def test_a_malformed_response_is_400_and_fails_the_request_it_answers() -> None:
+    async with served(make_app()) as url, httpx.AsyncClient(timeout=LIMIT) as client:
+        session_id = await open_session(client, url=url, roots={})
+        headers = session_headers(session_id)
+        body = rpc(5, "tools/call", call("roots"))
+        async with client.stream(
+            "POST", url, json=body, headers={**BASE, **headers}
+        ) as stream:
+            events = sse_events(stream)
+            asked = await anext(events)
+            error = {"code": 1, "message": "no"}
+            both = {"jsonrpc": "2.0", "id": asked["id"], "result": {}, "error": error}
+            refused = await post(client, both, headers, url)
+            assert refused.status_code == 400
+            assert error_of(refused)["code"] == ErrorCode.INVALID_REQUEST
+            assert refused.json()["id"] is None  # it names our request, not theirs
+            with anyio.fail_after(LIMIT):
+                final = await anext(events)
+            assert final["id"] == 5
+            assert result_text(final).startswith("no roots: malformed response")
+
+
+@pytest.mark.anyio
 async def test_a_legacy_request_outlives_its_clients_disconnection() -> None:
     probe = Probe()
     async with (
@@ -1003,6 +1075,7 @@ async def test_a_request_id_in_flight_cannot_be_reused() -> None:
         )
         assert reused.status_code == 400
         assert "already in flight" in error_of(reused)["message"]
+        assert reused.json()["id"] == 1  # readable: answered with it
         probe.release.set()
         with anyio.fail_after(LIMIT):
             answer = await first
@@ -1439,28 +1512,62 @@ def _raw(message: dict[str, Any], old: bytes = b"", new: bytes = b"") -> bytes:
 
 @pytest.mark.anyio
 @pytest.mark.parametrize(
-    "body",
+    ("body", "code", "reply_id"),
     [
-        b'{"jsonrpc":"2.0","id":1,"method":"initialize\xff"}',
-        b'{"jsonrpc":"2.0","id":1,"method":"initialize"}\xff',
-        _raw(initialize(1), b'"http-server-tests"', b'"\xc3\x28"'),
-        DEEP,
-        _raw(rpc(1, "initialize", {"deep": 0}), b"0", DEEP),
+        (
+            b'{"jsonrpc":"2.0","id":1,"method":"tools/list\xff"}',
+            ErrorCode.INVALID_REQUEST,
+            1,
+        ),
+        (
+            b'{"jsonrpc":"2.0","id":1,"method":"tools/list"}\xff',
+            ErrorCode.PARSE_ERROR,
+            None,
+        ),
+        (DEEP, ErrorCode.INVALID_REQUEST, None),
+        (
+            _raw(rpc(1, "tools/list", {"deep": 0}), b"0", DEEP),
+            ErrorCode.INVALID_REQUEST,
+            1,
+        ),
     ],
-    ids=["utf8-method", "utf8-trailing", "utf8-params", "deep", "deep-params"],
+    ids=["utf8-method", "utf8-trailing", "deep", "deep-params"],
 )
-async def test_a_body_that_cannot_be_read_is_400_parse_error(body: bytes) -> None:
+async def test_a_body_that_is_no_message_is_400_as_the_engine_classifies_it(
+    body: bytes, code: int, reply_id: int | None
+) -> None:
+    """-32700 only for what is no JSON; JSON breaking the envelope (invalid
+    UTF-8 in its members, nesting too deep) is -32600 with the id when one is
+    usable, as over stdio: before a session, in one, and as a 2026 request."""
     async with in_process(make_app()) as client:
-        refused = await client.post("/mcp", content=body, headers=BASE)
-        assert refused.status_code == 400
-        assert error_of(refused)["code"] == ErrorCode.PARSE_ERROR
-        assert refused.json()["id"] is None
-        # In a session, and as a 2026 request, too.
         session_id = await open_session(client)
-        for headers in (session_headers(session_id), modern(1, "tools/list")[1]):
+        for headers in ({}, session_headers(session_id), modern(1, "tools/list")[1]):
             refused = await client.post("/mcp", content=body, headers=BASE | headers)
             assert refused.status_code == 400
-            assert error_of(refused)["code"] == ErrorCode.PARSE_ERROR
+            assert error_of(refused)["code"] == code
+            assert refused.json()["id"] == reply_id
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("value", [b'"\xc3\x28"', b"1e999"], ids=["utf8", "1e999"])
+async def test_params_that_cannot_be_decoded_are_invalid_params_with_the_id(
+    value: bytes,
+) -> None:
+    async with in_process(make_app()) as client:
+        session_id = await open_session(client)
+        legacy = _raw(rpc(1, "tools/call", call("echo", message="hi")), b'"hi"', value)
+        answer = await client.post(
+            "/mcp", content=legacy, headers=BASE | session_headers(session_id)
+        )
+        assert answer.status_code == 200  # a legacy session's answer
+        assert error_of(answer)["code"] == ErrorCode.INVALID_PARAMS
+        assert answer.json()["id"] == 1
+        message, headers = modern(2, "tools/call", call("echo", message="hi"))
+        body = _raw(message, b'"hi"', value)
+        refused = await client.post("/mcp", content=body, headers=BASE | headers)
+        assert refused.status_code == 400  # 2026: the spec's status for -32602
+        assert error_of(refused)["code"] == ErrorCode.INVALID_PARAMS
+        assert refused.json()["id"] == 2
 
 
 BAD_IDS: list[Any] = [[1], {"a": 1}, 1.5, True, False, None]
