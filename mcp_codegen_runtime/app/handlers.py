@@ -7,13 +7,15 @@ read results say how long a client may cache them: `cacheScope: "private"`,
 `ttlMs: 0` (promise nothing; registries can change).
 
 `handlers_for(app)` keeps only the methods the app has something for, so the
-session derives the capabilities from what is registered.
+session derives the capabilities from what is registered. The handlers see the
+app through `Registry`, what they call of it, so this module does not import
+`application` (which imports it).
 """
 
 from __future__ import annotations
 
 import typing
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from mcp_codegen_types import v2025_11_25 as legacy, v2026_07_28 as modern
 
@@ -24,10 +26,58 @@ from .changes import ACKNOWLEDGED, FILTER_FIELDS, Listener, honoured
 from .resources import RESOURCE_NOT_FOUND
 
 if TYPE_CHECKING:
-    from ..dispatch import Handlers
-    from .application import App
+    from collections.abc import Callable, Mapping, Sequence
 
-__all__ = ["LegacyHandlers", "ModernHandlers", "handlers_for"]
+    from ..dispatch import Handlers
+    from .changes import ChangeFeed
+    from .prompts import PromptSpec
+    from .resources import ResourceSpec, TemplateSpec
+    from .tools import ToolSpec
+
+__all__ = ["LegacyHandlers", "ModernHandlers", "Registry", "handlers_for"]
+
+
+class Registry(Protocol):
+    """What the handlers use of an `App`: its registrations and its serving
+    methods (builtins in, builtins out)."""
+
+    @property
+    def tools(self) -> Mapping[str, ToolSpec]: ...
+    @property
+    def resources(self) -> Mapping[str, ResourceSpec]: ...
+    @property
+    def templates(self) -> Sequence[TemplateSpec]: ...
+    @property
+    def prompts(self) -> Mapping[str, PromptSpec]: ...
+    @property
+    def completer(self) -> Callable[..., Any] | None: ...
+    @property
+    def subscriptions(self) -> bool: ...
+    @property
+    def changes(self) -> ChangeFeed: ...
+
+    def list_tools(self, cursor: str | None) -> dict[str, Any]: ...
+    async def call_tool(
+        self, name: str, arguments: Mapping[str, Any] | None
+    ) -> dict[str, Any] | str: ...
+    def list_resources(self, cursor: str | None) -> dict[str, Any]: ...
+    def list_templates(self, cursor: str | None) -> dict[str, Any]: ...
+    async def read_resource(self, uri: str) -> dict[str, Any]: ...
+    def list_prompts(self, cursor: str | None) -> dict[str, Any]: ...
+    async def get_prompt(
+        self, name: str, arguments: Mapping[str, Any] | None
+    ) -> dict[str, Any]: ...
+    async def complete(
+        self,
+        ref: Mapping[str, Any],
+        argument: Mapping[str, Any],
+        context: Mapping[str, Any] | None,
+    ) -> dict[str, Any]: ...
+    def subscribe(self, uri: str) -> dict[str, Any]: ...
+    def unsubscribe(self, uri: str) -> dict[str, Any]: ...
+    def offered_changes(self) -> set[str]: ...
+    def has_resource(self, uri: str) -> bool: ...
+
 
 NO_CACHE = {"cacheScope": "private", "ttlMs": 0}
 """What 2026 results say about caching: nothing may be cached."""
@@ -50,7 +100,7 @@ def _cursor(params: Any) -> str | None:
 class LegacyHandlers(legacy.ServerHandlers):
     """The app at 2025-11-25 (and, adapted, the older revisions)."""
 
-    def __init__(self, app: App) -> None:
+    def __init__(self, app: Registry) -> None:
         self.app = app
 
     async def tools_list(
@@ -125,7 +175,7 @@ class LegacyHandlers(legacy.ServerHandlers):
 class ModernHandlers(modern.ServerHandlers):
     """The app at 2026-07-28 (and, adapted, the draft)."""
 
-    def __init__(self, app: App) -> None:
+    def __init__(self, app: Registry) -> None:
         self.app = app
 
     async def tools_list(
@@ -240,7 +290,7 @@ _GROUPS = {
 }
 
 
-def handlers_for(app: App) -> list[Handlers]:
+def handlers_for(app: Registry) -> list[Handlers]:
     """Both eras' handlers, with only the methods `app` has something for."""
     wanted = {"logging", "listen"}
     if app.tools:
