@@ -29,13 +29,14 @@ from .wire import (
 )
 
 if TYPE_CHECKING:
-    from .client import ClientSession, VersionCache, connect_stdio
+    from .client import ClientSession, VersionCache
     from .client_requests import request_client
     from .dispatch import Dispatcher
     from .jsonrpc import Connection, current_request
     from .session import ServerSession
     from .transports.http.client import connect_http
     from .transports.http.server import McpHttpApp, serve_http
+    from .transports.stdio import connect_stdio
 
 # The engine pulls in anyio; generated types need only the codec, so they import
 # fast. The engine's names load on first use.
@@ -47,7 +48,7 @@ _LAZY = {
     "ServerSession": "session",
     "VersionCache": "client",
     "connect_http": "transports.http.client",
-    "connect_stdio": "client",
+    "connect_stdio": "transports.stdio",
     "current_request": "jsonrpc",
     "request_client": "client_requests",
     "serve_http": "transports.http.server",

@@ -1,7 +1,8 @@
 """The client side of an MCP connection: version negotiation and typed calls.
 
 `ClientSession` wraps a `Connection`, negotiates a protocol version on entry,
-and is the `RequestSender` of the generated typed clients::
+and is the `RequestSender` of the generated typed clients (`connect_stdio`, in
+`transports.stdio`, spawns a server and opens one)::
 
     command = [sys.executable, "server.py"]
     async with connect_stdio(command, name="me", version="1") as session:
@@ -47,7 +48,6 @@ from __future__ import annotations
 import logging
 import time
 import typing
-from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
@@ -84,19 +84,16 @@ from .session import (
     UNSUPPORTED_PROTOCOL_VERSION,
     version_order,
 )
-from .transports.lines import DEFAULT_MAX_LINE_LENGTH
 from .wire import decode, to_builtins
 
 if TYPE_CHECKING:
-    from collections.abc import AsyncGenerator, Mapping, Sequence
-    from os import PathLike
+    from collections.abc import Mapping, Sequence
     from types import ModuleType, TracebackType
     from typing import Self
 
     from .transports.base import Transport
-    from .transports.stdio import StderrOption
 
-__all__ = ["ClientSession", "VersionCache", "connect_stdio"]
+__all__ = ["ClientSession", "VersionCache"]
 
 logger = logging.getLogger(__name__)
 
@@ -612,41 +609,3 @@ def _supported(error: RpcError) -> list[Any] | None:
         if isinstance(supported, list):
             return [*typing.cast("Sequence[Any]", supported)]
     return None
-
-
-@asynccontextmanager
-async def connect_stdio(
-    command: Sequence[str],
-    *,
-    name: str,
-    version: str,
-    env: Mapping[str, str] | None = None,
-    cwd: str | PathLike[str] | None = None,
-    stderr: StderrOption = "inherit",
-    max_line_length: int = DEFAULT_MAX_LINE_LENGTH,
-    **options: Any,
-) -> AsyncGenerator[ClientSession]:
-    """Spawn a stdio server, negotiate, and yield the session::
-
-        async with connect_stdio(["python", "server.py"], name="me", version="1") as s:
-            ...
-
-    `options` go to `ClientSession`; `env`, `cwd`, `stderr` and
-    `max_line_length` (bytes one incoming message may hold, default 16 MiB)
-    to `stdio_client`.
-
-    Raises:
-        TransportError: the server closed the connection, or its process
-            ended (the message tells its exit status and the tail of its
-            stderr), during negotiation or a request.
-        NegotiationError: as `ClientSession`.
-    """
-    from .transports.stdio import stdio_client
-
-    async with (
-        stdio_client(
-            command, env=env, cwd=cwd, stderr=stderr, max_line_length=max_line_length
-        ) as transport,
-        ClientSession(transport, name=name, version=version, **options) as session,
-    ):
-        yield session

@@ -3,7 +3,8 @@
 One message is one line: a complete UTF-8 JSON text followed by ``b"\\n"``
 (JSON encoders never emit a raw newline). `StdioTransport` frames messages over
 any anyio byte streams; `stdio_server()` runs it over this process's stdin and
-stdout, `stdio_client()` over the pipes of a spawned server.
+stdout, `stdio_client()` over the pipes of a spawned server, and
+`connect_stdio()` opens a `ClientSession` over one.
 
 Framing is in `lines.py`. Decisions worth knowing:
 
@@ -39,7 +40,7 @@ import sys
 from collections import deque
 from collections.abc import AsyncGenerator, Callable, Generator, Mapping, Sequence
 from contextlib import AsyncExitStack, ExitStack, asynccontextmanager, contextmanager
-from typing import TYPE_CHECKING, Literal, TypeAlias
+from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
 import anyio
 import anyio.lowlevel
@@ -61,6 +62,8 @@ if TYPE_CHECKING:
 
     from anyio.abc import Process
 
+    from ..client import ClientSession
+
 __all__ = [
     "DEFAULT_MAX_LINE_LENGTH",
     "DEFAULT_SHUTDOWN_TIMEOUTS",
@@ -73,6 +76,7 @@ __all__ = [
     "StdioClientTransport",
     "StdioTransport",
     "TruncatedMessageError",
+    "connect_stdio",
     "stdio_client",
     "stdio_server",
 ]
@@ -679,3 +683,41 @@ async def stdio_client(
         raise
     async with transport:
         yield transport
+
+
+@asynccontextmanager
+async def connect_stdio(
+    command: Sequence[str],
+    *,
+    name: str,
+    version: str,
+    env: Mapping[str, str] | None = None,
+    cwd: str | os.PathLike[str] | None = None,
+    stderr: StderrOption = "inherit",
+    max_line_length: int = DEFAULT_MAX_LINE_LENGTH,
+    **options: Any,
+) -> AsyncGenerator[ClientSession]:
+    """Spawn a stdio server, negotiate, and yield the session::
+
+        async with connect_stdio(["python", "server.py"], name="me", version="1") as s:
+            ...
+
+    `options` go to `ClientSession`; `env`, `cwd`, `stderr` and
+    `max_line_length` (bytes one incoming message may hold, default 16 MiB)
+    to `stdio_client`.
+
+    Raises:
+        TransportError: the server closed the connection, or its process
+            ended (the message tells its exit status and the tail of its
+            stderr), during negotiation or a request.
+        NegotiationError: as `ClientSession`.
+    """
+    from ..client import ClientSession
+
+    async with (
+        stdio_client(
+            command, env=env, cwd=cwd, stderr=stderr, max_line_length=max_line_length
+        ) as transport,
+        ClientSession(transport, name=name, version=version, **options) as session,
+    ):
+        yield session

@@ -16,8 +16,8 @@ import pytest
 
 from mcp_codegen_runtime.app import App
 from mcp_codegen_runtime.app.calls import DEFAULT_MAX_THREADS, runs_in_thread
-from mcp_codegen_runtime.client import connect_stdio
 from mcp_codegen_runtime.errors import ErrorCode, RpcError
+from mcp_codegen_runtime.transports.stdio import connect_stdio
 from mcp_codegen_types import v2025_11_25
 
 from .test_app_extras import call, http
