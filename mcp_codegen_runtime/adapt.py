@@ -25,7 +25,6 @@ from typing import TYPE_CHECKING, Any
 
 from .conversion import ConversionError, Converted, fit
 from .dispatch import (
-    Handlers,
     generated_base,
     implemented_methods,
     is_legacy,
@@ -38,7 +37,7 @@ if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable, Generator, Mapping, Sequence
     from types import ModuleType
 
-    from .spec import MethodSpec
+    from .spec import Handlers, MethodSpec
 
 __all__ = ["RESULT_FILL", "adapt", "conversion_fill", "nearest", "package_of_version"]
 

@@ -57,7 +57,7 @@ from msgspec import UNSET, UnsetType
 from .adapt import RESULT_FILL, adapt, nearest
 from .client_serving import ClientDispatcher
 from .conversion import fit
-from .dispatch import Handlers, implemented_methods, is_legacy, package_in
+from .dispatch import implemented_methods, is_legacy, package_in
 from .errors import (
     CapabilityError,
     McpError,
@@ -91,6 +91,7 @@ if TYPE_CHECKING:
     from types import ModuleType, TracebackType
     from typing import Self
 
+    from .spec import Handlers
     from .transports.base import Transport
 
 __all__ = ["ClientSession", "VersionCache"]

@@ -31,7 +31,7 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
     from types import ModuleType
 
-    from .dispatch import Handlers
+    from .spec import Handlers
 
 __all__ = ["ELICIT", "ClientDispatcher", "with_defaults"]
 

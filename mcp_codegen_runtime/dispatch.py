@@ -1,17 +1,17 @@
 """Table-driven dispatch: raw params bytes in, handler called, result bytes out.
 
 Generated packages provide the method table (`METHODS`) and handler base
-classes whose methods all answer -32601; a server or client subclasses them
-and overrides what it serves. `Dispatcher` decodes `params` in one msgspec
-pass straight into the method's params type, calls the handler, and encodes
-the result.
+classes (derived from `spec.Handlers`) whose methods all answer -32601; a
+server or client subclasses them and overrides what it serves. `Dispatcher`
+decodes `params` in one msgspec pass straight into the method's params type,
+calls the handler, and encodes the result.
 """
 
 from __future__ import annotations
 
 import importlib
 import typing
-from typing import TYPE_CHECKING, Any, ClassVar, Protocol
+from typing import TYPE_CHECKING, Any
 
 import msgspec
 
@@ -22,25 +22,16 @@ if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable, Iterable, Mapping
     from types import ModuleType
 
-    from .spec import Direction, MethodSpec
+    from .spec import Handlers, MethodSpec
 
 __all__ = [
     "Dispatcher",
-    "Handlers",
-    "RequestSender",
     "generated_base",
     "implemented_methods",
     "is_legacy",
     "package_in",
     "revision_of",
 ]
-
-
-class Handlers:
-    """Base of generated handler classes; each method there raises -32601."""
-
-    __mcp_methods__: ClassVar[Mapping[str, MethodSpec]]
-    __mcp_directions__: ClassVar[frozenset[Direction]]
 
 
 def implemented_methods(handlers: Handlers) -> frozenset[str]:
@@ -148,15 +139,3 @@ class Dispatcher:
             return decode(params, spec.params)
         except (msgspec.ValidationError, msgspec.DecodeError) as exc:
             raise InvalidParamsError(spec.name, str(exc)) from None
-
-
-class RequestSender(Protocol):
-    """What generated client stubs need from a session."""
-
-    async def request(self, method: str, params: Any, result_type: Any) -> Any:
-        """Send a request and wait for its result, decoded as `result_type`."""
-        ...
-
-    async def notify(self, method: str, params: Any) -> None:
-        """Send a notification."""
-        ...

@@ -75,7 +75,6 @@ from .client_requests import (
 )
 from .dispatch import (
     Dispatcher,
-    Handlers,
     generated_base,
     implemented_methods,
     is_legacy,
@@ -97,6 +96,8 @@ from .wire import UNSET, convert, encode, marker_members, to_builtins
 if TYPE_CHECKING:
     from collections.abc import Iterator, Sequence
     from types import ModuleType
+
+    from .spec import Handlers
 
 __all__ = [
     "META_CLIENT_CAPABILITIES",

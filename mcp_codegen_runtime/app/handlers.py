@@ -28,7 +28,7 @@ from .resources import RESOURCE_NOT_FOUND
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping, Sequence
 
-    from ..dispatch import Handlers
+    from ..spec import Handlers
     from .changes import ChangeFeed
     from .prompts import PromptSpec
     from .resources import ResourceSpec, TemplateSpec

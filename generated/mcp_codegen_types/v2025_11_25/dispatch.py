@@ -14,8 +14,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, overload
 
-from mcp_codegen_runtime.dispatch import Handlers
 from mcp_codegen_runtime.errors import MethodNotFoundError
+from mcp_codegen_runtime.spec import Handlers
 from mcp_codegen_runtime.wire import UNSET, UnsetType
 
 from .methods import (
@@ -87,7 +87,7 @@ from .types import (
 )
 
 if TYPE_CHECKING:
-    from mcp_codegen_runtime.dispatch import RequestSender
+    from mcp_codegen_runtime.spec import RequestSender
 
     from .types import (
         CallToolRequestParamsMeta,
