@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 import msgspec
 
-from mcp_codegen_runtime.dispatch import Dispatcher
+from mcp_codegen_runtime.jsonrpc.dispatch import Dispatcher
 from mcp_codegen_types import v2025_11_25 as rev
 
 from ._common import table

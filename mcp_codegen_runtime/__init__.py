@@ -12,7 +12,7 @@ extra (uvicorn, httpx).
 
 from typing import TYPE_CHECKING, Any
 
-from .wire import (
+from .codec.wire import (
     UNSET,
     ClosedStruct,
     OpenStruct,
@@ -29,11 +29,11 @@ from .wire import (
 )
 
 if TYPE_CHECKING:
-    from .client import ClientSession, VersionCache
-    from .client_requests import request_client
-    from .dispatch import Dispatcher
-    from .jsonrpc import Connection, current_request
-    from .session import ServerSession
+    from .jsonrpc.connection import Connection, current_request
+    from .jsonrpc.dispatch import Dispatcher
+    from .protocol.client import ClientSession, VersionCache
+    from .protocol.client_requests import request_client
+    from .protocol.session import ServerSession
     from .transports.http.client import connect_http
     from .transports.http.server import McpHttpApp, serve_http
     from .transports.stdio import connect_stdio
@@ -41,16 +41,16 @@ if TYPE_CHECKING:
 # The engine pulls in anyio; generated types need only the codec, so they import
 # fast. The engine's names load on first use.
 _LAZY = {
-    "ClientSession": "client",
-    "Connection": "jsonrpc",
+    "ClientSession": "protocol.client",
+    "Connection": "jsonrpc.connection",
     "McpHttpApp": "transports.http.server",
-    "Dispatcher": "dispatch",
-    "ServerSession": "session",
-    "VersionCache": "client",
+    "Dispatcher": "jsonrpc.dispatch",
+    "ServerSession": "protocol.session",
+    "VersionCache": "protocol.client",
     "connect_http": "transports.http.client",
     "connect_stdio": "transports.stdio",
-    "current_request": "jsonrpc",
-    "request_client": "client_requests",
+    "current_request": "jsonrpc.connection",
+    "request_client": "protocol.client_requests",
     "serve_http": "transports.http.server",
 }
 

@@ -16,10 +16,10 @@ from typing import Any
 
 import anyio
 
-from mcp_codegen_runtime.jsonrpc import Connection
-from mcp_codegen_runtime.session import ServerSession
+from mcp_codegen_runtime.codec.wire import convert
+from mcp_codegen_runtime.jsonrpc.connection import Connection
+from mcp_codegen_runtime.protocol.session import ServerSession
 from mcp_codegen_runtime.transports.stdio import stdio_server
-from mcp_codegen_runtime.wire import convert
 from mcp_codegen_types import v2025_11_25, v2026_07_28
 
 NAME = "mcp-codegen-echo"

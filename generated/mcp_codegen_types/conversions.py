@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Final
 
-from mcp_codegen_runtime.conversion import Converted, convert_across
+from mcp_codegen_runtime.codec.conversion import Converted, convert_across
 
 from . import KNOWN_VERSIONS, MODULES
 
@@ -621,7 +621,7 @@ def convert(
     the value lacks (a 2026 request's `_meta`, a 2026 result's `ttlMs`).
 
     Raises:
-        mcp_codegen_runtime.conversion.ConversionError: the target has no such type, or
+        mcp_codegen_runtime.codec.ConversionError: the target has no such type, or
             the value lacks something the target requires.
     """
     return convert_across(

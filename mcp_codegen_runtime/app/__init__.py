@@ -1,5 +1,5 @@
-"""The high-level server API: `App`, with tools, resources and prompts from
-plain Python functions, served in every protocol revision over stdio or HTTP.
+"""The high-level server, `App`: tools, resources and prompts from plain Python
+functions. Stands on protocol (ServerSession) and transports (stdio, HTTP).
 
     from mcp_codegen_runtime.app import App, Context
 

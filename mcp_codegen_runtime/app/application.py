@@ -54,7 +54,7 @@ from .tools import ToolSpec
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping, Sequence
 
-    from ..session import ServerSession
+    from mcp_codegen_runtime.protocol.session import ServerSession
 
 __all__ = ["App"]
 
@@ -572,7 +572,11 @@ class App:
             max_line_length: bytes one incoming message may hold (default
                 `transports.stdio.DEFAULT_MAX_LINE_LENGTH`).
         """
-        from ..jsonrpc import DEFAULT_MAX_IN_FLIGHT, Connection
+        from mcp_codegen_runtime.jsonrpc.connection import (
+            DEFAULT_MAX_IN_FLIGHT,
+            Connection,
+        )
+
         from ..transports.stdio import DEFAULT_MAX_LINE_LENGTH, stdio_server
 
         if max_in_flight is None:

@@ -30,13 +30,13 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 
-from ..jsonrpc import request_in_progress
-from ..session import ServerConnection, ServerSession
+from mcp_codegen_runtime.jsonrpc.connection import request_in_progress
+from mcp_codegen_runtime.protocol.session import ServerConnection, ServerSession
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Coroutine, Iterable, Mapping
 
-    from ..jsonrpc import Peer, RequestId
+    from mcp_codegen_runtime.jsonrpc.connection import Peer, RequestId
 
 __all__ = [
     "ACKNOWLEDGED",

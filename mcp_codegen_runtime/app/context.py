@@ -30,7 +30,9 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import anyio
 import anyio.from_thread
 
-from ..client_requests import (
+from mcp_codegen_runtime.codec.wire import to_builtins
+from mcp_codegen_runtime.jsonrpc.connection import current_request
+from mcp_codegen_runtime.protocol.client_requests import (
     client_capabilities,
     handler_state,
     log_to_client,
@@ -39,8 +41,6 @@ from ..client_requests import (
     require_client_capabilities,
     set_handler_state,
 )
-from ..jsonrpc import current_request
-from ..wire import to_builtins
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Coroutine

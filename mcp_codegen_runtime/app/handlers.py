@@ -17,18 +17,19 @@ from __future__ import annotations
 import typing
 from typing import TYPE_CHECKING, Any, Protocol
 
+from mcp_codegen_runtime.codec.wire import UNSET, convert, to_builtins
+from mcp_codegen_runtime.jsonrpc.connection import current_request
 from mcp_codegen_types import v2025_11_25 as legacy, v2026_07_28 as modern
 
 from ..errors import ErrorCode, RpcError
-from ..jsonrpc import current_request
-from ..wire import UNSET, convert, to_builtins
 from .changes import ACKNOWLEDGED, FILTER_FIELDS, Listener, honoured
 from .resources import RESOURCE_NOT_FOUND
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping, Sequence
 
-    from ..spec import Handlers
+    from mcp_codegen_runtime.codec.spec import Handlers
+
     from .changes import ChangeFeed
     from .prompts import PromptSpec
     from .resources import ResourceSpec, TemplateSpec

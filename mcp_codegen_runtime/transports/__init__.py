@@ -1,8 +1,11 @@
-"""Transports: what carries JSON-RPC messages between two peers."""
+"""Transports: stdio, in-memory and Streamable HTTP (server, client, legacy SSE).
+Stands on jsonrpc (the `Transport` contract) and protocol (HTTP binds sessions).
+"""
 
 from __future__ import annotations
 
-from .base import Transport
+from mcp_codegen_runtime.jsonrpc.transport import Transport
+
 from .lines import StdioTransport
 from .memory import MemoryTransport, memory_pair
 from .stdio import StdioClientTransport, stdio_client, stdio_server

@@ -28,7 +28,8 @@ from typing import TYPE_CHECKING
 
 import anyio
 
-from .._id_scan import SCAN_WINDOW
+from mcp_codegen_runtime.jsonrpc.id_scan import SCAN_WINDOW
+
 from ..errors import MessageTooLargeError, TransportError
 
 if TYPE_CHECKING:

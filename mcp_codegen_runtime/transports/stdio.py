@@ -62,7 +62,7 @@ if TYPE_CHECKING:
 
     from anyio.abc import Process
 
-    from ..client import ClientSession
+    from mcp_codegen_runtime.protocol.client import ClientSession
 
 __all__ = [
     "DEFAULT_MAX_LINE_LENGTH",
@@ -712,7 +712,7 @@ async def connect_stdio(
             stderr), during negotiation or a request.
         NegotiationError: as `ClientSession`.
     """
-    from ..client import ClientSession
+    from mcp_codegen_runtime.protocol.client import ClientSession
 
     async with (
         stdio_client(

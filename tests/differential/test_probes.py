@@ -24,8 +24,9 @@ from leniencies import ELICIT_NUMBER_REVISIONS, explaining
 from mcp_codegen_runtime import convert, decode, to_builtins
 
 GUARD_TAG = "\x00 never a tag"
-"""The tag value of the guard member `mcp_codegen_runtime._tag_guard._with_tag_guard`
-adds to a standalone tagged struct, to make msgspec check the tag."""
+"""The tag value of the guard member
+`mcp_codegen_runtime.codec._tag_guard._with_tag_guard` adds to a standalone tagged
+struct, to make msgspec check the tag."""
 
 
 def _tagged_structs() -> list[tuple[str, str, str]]:

@@ -19,7 +19,7 @@ import jsonschema
 import pytest
 
 from mcp_codegen_runtime import decode, encode, extra
-from mcp_codegen_runtime.conversion import ConversionError, Converted
+from mcp_codegen_runtime.codec.conversion import ConversionError, Converted
 from mcp_codegen_types import KNOWN_VERSIONS, MODULES
 from mcp_codegen_types.conversions import DROPPED, convert
 from tests.conftest import SCHEMA_DIR, SHARED_SCHEMAS
@@ -235,7 +235,7 @@ def test_fill_supplies_what_a_newer_revision_requires() -> None:
 
 
 def test_fit_goes_straight_to_the_target_type() -> None:
-    from mcp_codegen_runtime.conversion import fit
+    from mcp_codegen_runtime.codec.conversion import fit
 
     modern = importlib.import_module(MODULES["2026-07-28"])
     oldest = importlib.import_module(MODULES["2024-11-05"])

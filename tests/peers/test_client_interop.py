@@ -64,10 +64,10 @@ import msgspec
 import pytest
 
 from benchmarks import peers
-from mcp_codegen_runtime.client import ClientSession, VersionCache
+from mcp_codegen_runtime.codec.wire import UNSET, to_builtins
 from mcp_codegen_runtime.errors import CapabilityError, NegotiationError, RpcError
+from mcp_codegen_runtime.protocol.client import ClientSession, VersionCache
 from mcp_codegen_runtime.transports.stdio import connect_stdio, stdio_client
-from mcp_codegen_runtime.wire import UNSET, to_builtins
 from mcp_codegen_types import (
     v2024_11_05,
     v2025_03_26,

@@ -48,8 +48,8 @@ import httpx
 import pytest
 
 from benchmarks import peers
-from mcp_codegen_runtime.client import ClientSession
 from mcp_codegen_runtime.errors import NegotiationError, RpcError
+from mcp_codegen_runtime.protocol.client import ClientSession
 from mcp_codegen_runtime.transports.http.client import (
     HttpClientTransport,
     LegacyServerError,

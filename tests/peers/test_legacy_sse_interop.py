@@ -40,14 +40,13 @@ from anyio.abc import Process
 
 from benchmarks import peers
 from benchmarks._common import REPO
-from mcp_codegen_runtime.client import ClientSession
 from mcp_codegen_runtime.errors import RpcError
+from mcp_codegen_runtime.protocol.client import ClientSession
 from mcp_codegen_runtime.transports.http.legacy_sse import (
     LegacySseApp,
     connect_legacy_sse,
 )
 from mcp_codegen_types import v2024_11_05, v2025_11_25
-from tests.unit.runtime.http.test_legacy_sse import serving
 from tests.unit.runtime.session_programs.echo_session import (
     DESCRIPTION,
     INPUT_SCHEMA,
@@ -56,6 +55,7 @@ from tests.unit.runtime.session_programs.echo_session import (
     VERSION,
     session,
 )
+from tests.unit.runtime.transports.http.test_legacy_sse import serving
 
 PROGRAMS = Path(__file__).parent / "programs"
 TS_CLIENT = PROGRAMS / "ts_sdk_sse_client.mjs"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import assert_type
 
-from mcp_codegen_runtime.spec import RequestSender
+from mcp_codegen_runtime.codec.spec import RequestSender
 from mcp_codegen_types import v2025_11_25 as legacy, v2026_07_28 as modern
 
 

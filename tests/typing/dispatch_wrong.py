@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from mcp_codegen_runtime.spec import RequestSender
+from mcp_codegen_runtime.codec.spec import RequestSender
 from mcp_codegen_types import v2025_11_25 as v1
 from mcp_codegen_types.v2025_11_25 import (
     CallToolResult as Call,

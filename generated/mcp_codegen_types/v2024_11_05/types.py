@@ -11,7 +11,12 @@ from typing import TYPE_CHECKING, Any, Final, Literal, TypeAlias
 
 import msgspec
 
-from mcp_codegen_runtime.wire import UNSET, OpenStruct, UnsetType, structural_union
+from mcp_codegen_runtime.codec.wire import (
+    UNSET,
+    OpenStruct,
+    UnsetType,
+    structural_union,
+)
 
 __all__ = [
     "PROTOCOL_VERSION",

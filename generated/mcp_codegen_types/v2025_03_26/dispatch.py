@@ -6,7 +6,7 @@
 
 `ServerHandlers` and `ClientHandlers`: subclass, override the methods you
 serve (each default answers -32601 and is not advertised), and hand an
-instance to `mcp_codegen_runtime.dispatch.Dispatcher`. `Client`: one typed
+instance to `mcp_codegen_runtime.jsonrpc.Dispatcher`. `Client`: one typed
 method per client→server request and notification.
 """
 
@@ -14,9 +14,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, overload
 
+from mcp_codegen_runtime.codec.spec import Handlers
+from mcp_codegen_runtime.codec.wire import UNSET, UnsetType
 from mcp_codegen_runtime.errors import MethodNotFoundError
-from mcp_codegen_runtime.spec import Handlers
-from mcp_codegen_runtime.wire import UNSET, UnsetType
 
 from .methods import (
     METHOD_COMPLETION_COMPLETE,
@@ -76,7 +76,7 @@ from .types import (
 )
 
 if TYPE_CHECKING:
-    from mcp_codegen_runtime.spec import RequestSender
+    from mcp_codegen_runtime.codec.spec import RequestSender
 
     from .types import (
         ClientCapabilities,

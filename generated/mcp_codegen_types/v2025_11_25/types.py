@@ -10,7 +10,12 @@ from typing import TYPE_CHECKING, Annotated, Any, Final, Literal, TypeAlias
 
 import msgspec
 
-from mcp_codegen_runtime.wire import UNSET, OpenStruct, UnsetType, structural_union
+from mcp_codegen_runtime.codec.wire import (
+    UNSET,
+    OpenStruct,
+    UnsetType,
+    structural_union,
+)
 
 __all__ = [
     "PROTOCOL_VERSION",

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Final, Literal, TypeAlias
 
 import msgspec
 
-from mcp_codegen_runtime.wire import (
+from mcp_codegen_runtime.codec.wire import (
     UNSET,
     OpenStruct,
     UnsetType,

@@ -82,9 +82,10 @@ import anyio
 import httpx
 import msgspec
 
-from ..._envelope import error_reply
+from mcp_codegen_runtime.jsonrpc.envelope import error_reply
+from mcp_codegen_runtime.protocol.meta import ENVELOPE_KEYS, META_PROTOCOL_VERSION
+
 from ...errors import ErrorCode, MessageTooLargeError, RpcError, TransportError
-from ...meta import ENVELOPE_KEYS, META_PROTOCOL_VERSION
 from .headers import (
     HEADER_MISMATCH,
     PROTOCOL_VERSION_HEADER,
@@ -109,8 +110,8 @@ if TYPE_CHECKING:
 
     from anyio.abc import TaskGroup, TaskStatus
 
-    from ...client import ClientSession
-    from ...jsonrpc import RequestId
+    from mcp_codegen_runtime.jsonrpc.connection import RequestId
+    from mcp_codegen_runtime.protocol.client import ClientSession
 
 __all__ = [
     "DEFAULT_READ_TIMEOUT",
@@ -1212,7 +1213,7 @@ async def connect_http(
             fallback (disabled, or `legacy_sse` not available).
         NegotiationError, TransportError: as `ClientSession`.
     """
-    from ...client import ClientSession
+    from mcp_codegen_runtime.protocol.client import ClientSession
 
     if options.get("cache") is not None:
         options.setdefault("cache_key", url)
@@ -1270,7 +1271,7 @@ async def _legacy_sse(
     same URL with the same httpx client (`headers`: those the client lacks)."""
     import importlib
 
-    from ...client import ClientSession
+    from mcp_codegen_runtime.protocol.client import ClientSession
 
     try:
         module = importlib.import_module(f"{__package__}.legacy_sse")

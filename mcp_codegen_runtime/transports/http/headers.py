@@ -66,9 +66,10 @@ from decimal import Decimal
 from types import MappingProxyType
 from typing import Any, Final, TypeAlias
 
-from ..._envelope import error_reply
+from mcp_codegen_runtime.jsonrpc.envelope import error_reply
+from mcp_codegen_runtime.protocol.meta import META_PROTOCOL_VERSION
+
 from ...errors import ErrorCode, RpcError
-from ...meta import META_PROTOCOL_VERSION
 
 __all__ = [
     "DEFAULT_PROTOCOL_VERSION",

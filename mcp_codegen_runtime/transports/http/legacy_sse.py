@@ -113,9 +113,10 @@ from urllib.parse import parse_qs, quote
 
 import anyio
 
-from ..._envelope import BadMessage, RequestId
+from mcp_codegen_runtime.jsonrpc.connection import Connection
+from mcp_codegen_runtime.jsonrpc.envelope import BadMessage, RequestId
+
 from ...errors import MessageTooLargeError, TransportError
-from ...jsonrpc import Connection
 from .asgi import (
     Message,
     Receive,
@@ -167,8 +168,8 @@ if TYPE_CHECKING:
     from anyio.abc import TaskGroup, TaskStatus
     from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
-    from ...client import ClientSession
-    from ...session import ServerSession
+    from mcp_codegen_runtime.protocol.client import ClientSession
+    from mcp_codegen_runtime.protocol.session import ServerSession
 
 __all__ = [
     "DEFAULT_BUFFER",
@@ -849,7 +850,7 @@ async def connect_legacy_sse(
     None for the `ClientSession` default). `session_options` go to
     `ClientSession`; the rest to `LegacySseClientTransport`.
     """
-    from ...client import ClientSession
+    from mcp_codegen_runtime.protocol.client import ClientSession
 
     async with (
         LegacySseClientTransport(

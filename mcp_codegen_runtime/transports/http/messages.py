@@ -17,7 +17,8 @@ from typing import Any
 import msgspec
 from msgspec import UnsetType
 
-from ..._envelope import (
+from mcp_codegen_runtime.jsonrpc.connection import CANCELLED
+from mcp_codegen_runtime.jsonrpc.envelope import (
     UNREADABLE,
     BadMessage,
     CancelParams,
@@ -27,7 +28,7 @@ from ..._envelope import (
     decode_item,
     message_decoder,
 )
-from ...jsonrpc import CANCELLED
+
 from .headers import HttpError
 
 __all__ = [

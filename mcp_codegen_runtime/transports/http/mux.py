@@ -32,16 +32,17 @@ from typing import TYPE_CHECKING
 import anyio
 import msgspec
 
-from ..._envelope import error_reply
+from mcp_codegen_runtime.jsonrpc.connection import request_in_progress
+from mcp_codegen_runtime.jsonrpc.envelope import error_reply
+
 from ...errors import RpcError
-from ...jsonrpc import request_in_progress
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
 
     from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
-    from ...jsonrpc import RequestId
+    from mcp_codegen_runtime.jsonrpc.connection import RequestId
 
 __all__ = ["ResponseStream", "SessionMux"]
 

@@ -54,8 +54,9 @@ from urllib.parse import urljoin, urlsplit
 
 import msgspec
 
+from mcp_codegen_runtime.codec.wire import convert
+
 from ...errors import ErrorCode
-from ...wire import convert
 from .headers import HEADER_MISMATCH, UNSUPPORTED_PROTOCOL_VERSION, media_type
 
 if TYPE_CHECKING:

@@ -67,16 +67,20 @@ import anyio
 import msgspec
 from msgspec import UnsetType
 
-from ..._envelope import BadMessage, Envelope, RequestId
-from ...errors import ErrorCode, ProtocolError
-from ...jsonrpc import (
+from mcp_codegen_runtime.jsonrpc.connection import (
     Connection,
     RequestContext,
     request_in_progress,
     serve_notification,
     serve_request,
 )
-from ...meta import META_CLIENT_CAPABILITIES, META_PROTOCOL_VERSION
+from mcp_codegen_runtime.jsonrpc.envelope import BadMessage, Envelope, RequestId
+from mcp_codegen_runtime.protocol.meta import (
+    META_CLIENT_CAPABILITIES,
+    META_PROTOCOL_VERSION,
+)
+
+from ...errors import ErrorCode, ProtocolError
 from .asgi import closing, read_body, respond, serve_lifespan, start_sse
 from .headers import (
     HEADER_MISMATCH,
@@ -105,7 +109,7 @@ from .sse import encode_event
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable, Mapping
 
-    from ...session import ServerConnection, ServerSession
+    from mcp_codegen_runtime.protocol.session import ServerConnection, ServerSession
 
 __all__ = ["HttpRequest", "McpHttpApp", "http_app", "http_principal", "serve_http"]
 
@@ -621,7 +625,7 @@ class _StreamPeer:
         message: dict[str, Any] = {"jsonrpc": "2.0", "method": method}
         if params is not None:
             message["params"] = params
-        from ...wire import encode
+        from mcp_codegen_runtime.codec.wire import encode
 
         self.stream.put(encode(message))
 

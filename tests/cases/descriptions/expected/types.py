@@ -8,7 +8,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Final, TypeAlias
 
-from mcp_codegen_runtime.wire import UNSET, OpenStruct, UnsetType, structural_union
+from mcp_codegen_runtime.codec.wire import (
+    UNSET,
+    OpenStruct,
+    UnsetType,
+    structural_union,
+)
 
 __all__ = [
     "PROTOCOL_VERSION",

@@ -14,12 +14,12 @@ import httpx
 import pytest
 
 from mcp_codegen_runtime.app import App
-from mcp_codegen_runtime.client import ClientSession
-from mcp_codegen_runtime.jsonrpc import Connection
+from mcp_codegen_runtime.jsonrpc.connection import Connection
+from mcp_codegen_runtime.protocol.client import ClientSession
 from mcp_codegen_runtime.transports import memory_pair
 from mcp_codegen_runtime.transports.http.server import McpHttpApp
 from mcp_codegen_types import v2025_11_25
-from tests.unit.runtime.http.test_server import (
+from tests.unit.runtime.transports.http.test_server import (
     modern,
     open_session,
     served,

@@ -17,11 +17,11 @@ from typing import Any
 
 import anyio
 
+from mcp_codegen_runtime.codec.wire import convert
 from mcp_codegen_runtime.errors import ErrorCode, RpcError
-from mcp_codegen_runtime.jsonrpc import Connection
-from mcp_codegen_runtime.session import ServerSession
+from mcp_codegen_runtime.jsonrpc.connection import Connection
+from mcp_codegen_runtime.protocol.session import ServerSession
 from mcp_codegen_runtime.transports.stdio import stdio_server
-from mcp_codegen_runtime.wire import convert
 from mcp_codegen_types import (
     v2024_11_05,
     v2025_03_26,
