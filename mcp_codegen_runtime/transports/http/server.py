@@ -7,7 +7,8 @@ What happens to a request, in order:
 
 1. Guards (`security.py`): Host (DNS-rebinding allow-list when bound to
    loopback), Origin (403), Content-Type (415), Accept (406), body size (413),
-   then the optional `authenticate` hook (401 with `WWW-Authenticate: Bearer`).
+   then the optional `authenticate` hook (401 with `WWW-Authenticate: Bearer`)
+   or `auth` layer (its `AuthChallenge`: 401 or 403 with its own header).
    A body must arrive within the policy's `body_timeout_s` (408, connection
    closed); one that is not JSON (malformed, not UTF-8, nested too deeply) is
    400 with -32700; a request whose id is neither a string nor an integer,
@@ -70,6 +71,7 @@ from ...jsonrpc import (
 )
 from ...meta import META_CLIENT_CAPABILITIES, META_PROTOCOL_VERSION
 from .asgi import closing, parse_json, read_body, respond, serve_lifespan, start_sse
+from .auth import AuthChallenge
 from .headers import (
     HEADER_MISMATCH,
     PROTOCOL_VERSION_HEADER,
@@ -87,9 +89,10 @@ from .sessions import SessionLimitError, SessionRegistry, is_valid_session_id
 from .sse import encode_event
 
 if TYPE_CHECKING:
-    from collections.abc import Awaitable, Callable, Iterable, Mapping
+    from collections.abc import Awaitable, Callable, Collection, Iterable, Mapping
 
     from ...session import ServerConnection, ServerSession
+    from .auth import HttpAuth
 
 __all__ = ["HttpRequest", "McpHttpApp", "http_app", "http_principal", "serve_http"]
 
@@ -126,6 +129,8 @@ class HttpRequest:
     path: str
     headers: HttpHeaders
     client: tuple[str, int] | None
+    query: bytes = b""
+    """The raw query string (an auth layer refuses a token sent there)."""
 
 
 _principal: contextvars.ContextVar[object] = contextvars.ContextVar(
@@ -174,7 +179,14 @@ class McpHttpApp:
         policy: the security guards (default: `SecurityPolicy.for_bind` of
             127.0.0.1 on any port, i.e. local clients only).
         authenticate: called with each request; return who it is (readable in
-            handlers with `http_principal()`), or None to answer 401.
+            handlers with `http_principal()`), or None to answer 401 (or
+            raise `AuthChallenge` to answer its status and header).
+        auth: an authorization layer (`HttpAuth`, e.g. a `ResourceServer`):
+            its `authenticate` replaces the hook, and each request's scopes
+            (`required_scopes`) are checked with its `authorize` before the
+            request is served, so a refusal is an HTTP 403.
+        required_scopes: the scopes a request needs, by method and params
+            (e.g. a tool's), checked with `auth` (none without one).
         idle_timeout_s, max_sessions, max_sessions_per_principal: the
             legacy session limits (all anonymous clients are one principal).
         tool_input_schema: the `inputSchema` of a tool by name, to check the
@@ -188,6 +200,10 @@ class McpHttpApp:
         path: str = "/mcp",
         policy: SecurityPolicy | None = None,
         authenticate: Callable[[HttpRequest], Awaitable[object]] | None = None,
+        auth: HttpAuth | None = None,
+        required_scopes: (
+            Callable[[str, Mapping[str, Any]], Collection[str]] | None
+        ) = None,
         idle_timeout_s: float | None = 1800.0,
         max_sessions: int | None = 10_000,
         max_sessions_per_principal: int | None = DEFAULT_MAX_SESSIONS_PER_PRINCIPAL,
@@ -196,7 +212,11 @@ class McpHttpApp:
         self.session = session
         self.path = path
         self.policy = policy or SecurityPolicy.for_bind("127.0.0.1", 0)
-        self.authenticate = authenticate
+        if auth is not None and authenticate is not None:
+            raise ValueError("give authenticate or auth, not both")
+        self.authenticate = auth.authenticate if auth is not None else authenticate
+        self.auth = auth
+        self.required_scopes = required_scopes
         self.tool_input_schema = tool_input_schema
         self.sessions: SessionRegistry[_LegacySession] = SessionRegistry(
             idle_timeout_s=idle_timeout_s,
@@ -234,6 +254,15 @@ class McpHttpApp:
             await respond(
                 send, error.status, error.body(), "application/json", refusal.headers
             )
+        except AuthChallenge as challenge:
+            refused = HttpError(challenge.status, challenge.message)
+            await respond(
+                send,
+                challenge.status,
+                refused.body(),
+                "application/json",
+                {"www-authenticate": challenge.www_authenticate},
+            )
 
     async def aclose(self) -> None:
         """End every legacy session."""
@@ -249,6 +278,7 @@ class McpHttpApp:
             scope.get("path", ""),
             headers,
             tuple(client) if client else None,
+            scope.get("query_string", b""),
         )
         principal = await self.authenticate(request)
         if principal is None:
@@ -307,16 +337,30 @@ class McpHttpApp:
             if not batch:
                 raise _refuse(400, "an empty batch")
             _check_messages(batch)
+            self._authorize(principal, batch)
             await self._post_legacy(headers, body, batch, receive, send, principal)
             return
         message = _members(decoded)
         if not message:
             raise _refuse(400, "the body must be a JSON-RPC message")
         _check_messages([message])
+        self._authorize(principal, [message])
         if self._modern is not None and self._is_modern(headers, message):
             await self._post_modern(headers, message, receive, send, principal)
             return
         await self._post_legacy(headers, body, message, receive, send, principal)
+
+    def _authorize(self, principal: object, messages: list[Any]) -> None:
+        """Refuse (`AuthChallenge`, 403) a body holding a request the caller
+        lacks the scopes of, before any of it reaches a session."""
+        if self.auth is None or self.required_scopes is None:
+            return
+        for message in map(_members, messages):
+            method = message.get("method")
+            if isinstance(method, str) and "id" in message:
+                needed = self.required_scopes(method, _members(message.get("params")))
+                if needed:
+                    self.auth.authorize(principal, needed)
 
     def _is_modern(self, headers: HttpHeaders, message: Mapping[str, Any]) -> bool:
         """A 2026 request: its `_meta` names a version, or (the envelope
@@ -808,9 +852,14 @@ def http_app(
     """The ASGI app `serve_http` runs: `McpHttpApp` at `path`, and, with
     `legacy_sse` (and legacy revisions served), the deprecated HTTP+SSE
     transport of 2024-11-05 at `/sse` and `/messages` in front of it, for old
-    clients. `options` go to `McpHttpApp`."""
+    clients. `options` go to `McpHttpApp`; with an `auth` layer among them,
+    its routes (the protected resource metadata) come first, and HTTP+SSE is
+    not offered (it has no authorization)."""
     guards = policy or SecurityPolicy.for_bind("127.0.0.1", 0)
     app: Any = McpHttpApp(session, path=path, policy=guards, **options)
+    auth: HttpAuth | None = options.get("auth")
+    if auth is not None:
+        return auth.mount(app)
     if legacy_sse and session.legacy_versions:
         from .legacy_sse import LegacySseApp
 

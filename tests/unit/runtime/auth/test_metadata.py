@@ -47,7 +47,10 @@ def test_documents_leave_out_absent_members_and_keep_unknown_ones_readable() -> 
         "resource": "https://h/mcp",
         "authorization_servers": ["https://as"],
     }
-    raw = b'{"issuer": "https://as", "x-extension": 1, "code_challenge_methods_supported": ["S256"]}'
+    raw = (
+        b'{"issuer": "https://as", "x-extension": 1,'
+        b' "code_challenge_methods_supported": ["S256"]}'
+    )
     server = msgspec.json.decode(raw, type=AuthorizationServerMetadata)
     assert server.code_challenge_methods_supported == ["S256"]
     with pytest.raises(msgspec.ValidationError):

@@ -17,9 +17,8 @@ class Issuer:
     """An authorization server's keys and metadata behind an httpx mock."""
 
     def __init__(self) -> None:
-        self.keys: list[jwk.Key] = [
-            jwk.RSAKey.generate_key(2048, {"kid": "rsa-1", "alg": "RS256"})
-        ]
+        self.rsa = jwk.RSAKey.generate_key(2048, {"kid": "rsa-1", "alg": "RS256"})
+        self.keys: list[jwk.Key] = [self.rsa]
         self.requests: list[str] = []
 
     def rotate(self) -> jwk.Key:

@@ -8,6 +8,7 @@ import hashlib
 import hmac
 import json
 import time
+from typing import Any
 
 import pytest
 from joserfc import jwk
@@ -67,7 +68,7 @@ async def test_a_good_token_names_its_caller_and_scopes() -> None:
         "not-yet-valid",
     ],
 )
-async def test_claims_that_do_not_fit_are_refused(claims: dict[str, object]) -> None:
+async def test_claims_that_do_not_fit_are_refused(claims: dict[str, Any]) -> None:
     issuer = Issuer()
     assert await verifier(issuer).verify(issuer.token(**claims)) is None
 
@@ -130,7 +131,7 @@ async def test_alg_none_is_refused() -> None:
 async def test_hmac_signed_with_the_public_key_is_refused() -> None:
     """The algorithm confusion attack: HS256 keyed with the RSA public key."""
     issuer = Issuer()
-    public = issuer.keys[0].as_pem(private=False)
+    public = issuer.rsa.as_pem(private=False)
     claims: dict[str, object] = {
         "iss": ISSUER,
         "aud": RESOURCE,
@@ -162,7 +163,7 @@ async def test_a_key_used_with_another_alg_than_its_own_is_refused() -> None:
     """The issuer's RSA key is published for RS256: a PS256 token signed with
     the same key material does not verify."""
     issuer = Issuer()
-    material = dict(issuer.keys[0].as_dict(private=True))
+    material = dict(issuer.rsa.as_dict(private=True))
     del material["alg"]
     same_key = jwk.RSAKey.import_key(material)  # type: ignore[arg-type]
     assert await verifier(issuer).verify(issuer.token(same_key, alg="PS256")) is None
