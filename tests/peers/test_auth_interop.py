@@ -1,0 +1,153 @@
+"""Our protected server (`ResourceServer` + `JwtVerifier` in front of an `App`)
+against the official SDK clients' own OAuth flows.
+
+The server is `programs/protected_http_server.py`: the App over Streamable
+HTTP, and beside it, in the same process, the test-only authorization server
+of `programs/mini_authorization_server.py` (metadata, dynamic registration,
+a scripted login, PKCE-checked code exchange, RS256 JWTs for the `resource`
+asked). A real authorization server from a registry (`oidc-provider`) is
+planned; until then this small one is the unavoidable stand-in.
+
+Each client starts with no token: it gets 401, reads our protected resource
+metadata, discovers the authorization server, registers, authorizes with
+PKCE S256 and `resource` = our URL, and calls `whoami` with the JWT, which our
+server verifies against the issuer's JWKS. Calling `write` (it needs
+`mcp:write`) gets 403 `insufficient_scope`; the client steps up, asking for
+the scopes our challenge names, and the retry succeeds.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import select
+import signal
+import subprocess
+import sys
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from benchmarks import peers
+from benchmarks._common import REPO
+
+PROGRAMS = Path(__file__).parent / "programs"
+SERVER = PROGRAMS / "protected_http_server.py"
+PYTHON_CLIENT = PROGRAMS / "python_sdk_oauth_client.py"
+TS_CLIENT = PROGRAMS / "ts_sdk_oauth_client.mjs"
+CLIENT_TIMEOUT = 90.0
+READY_TIMEOUT = 30.0
+STOP_TIMEOUT = 15.0
+
+
+class ProtectedServer:
+    """One `protected_http_server.py` process."""
+
+    def __init__(self) -> None:
+        self.stderr = tempfile.TemporaryFile()
+        self.proc = subprocess.Popen(
+            [sys.executable, str(SERVER)],
+            cwd=REPO,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=self.stderr,
+            # Unbuffered, so that `select` sees every line not yet read.
+            bufsize=0,
+        )
+        line = self._line(READY_TIMEOUT)
+        assert line.startswith("READY "), f"no READY line: {line!r}\n{self.errors()}"
+        _, self.url, self.issuer = line.split()
+
+    def _line(self, timeout: float) -> str:
+        assert self.proc.stdout is not None
+        ready, _, _ = select.select([self.proc.stdout], [], [], timeout)
+        return self.proc.stdout.readline().decode() if ready else ""
+
+    def grants(self) -> list[dict[str, Any]]:
+        """The tokens issued since the last call (their `GRANT` lines)."""
+        found: list[dict[str, Any]] = []
+        while line := self._line(0.2):
+            assert line.startswith("GRANT "), line
+            found.append(json.loads(line.removeprefix("GRANT ")))
+        return found
+
+    def errors(self) -> str:
+        self.stderr.seek(0)
+        return self.stderr.read().decode(errors="replace")
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(STOP_TIMEOUT)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait(STOP_TIMEOUT)
+        if self.proc.stdout is not None:
+            self.proc.stdout.close()
+
+
+@pytest.fixture(scope="module")
+def server() -> Iterator[ProtectedServer]:
+    running = ProtectedServer()
+    try:
+        yield running
+    finally:
+        running.stop()
+        errors = running.errors()
+        running.stderr.close()
+        assert errors == ""
+
+
+def peer_env() -> dict[str, str]:
+    env = dict(os.environ)
+    for name in ("PYTHONPATH", "PYTHONHOME", "PYTHONSTARTUP", "VIRTUAL_ENV"):
+        env.pop(name, None)
+    return env
+
+
+def run(command: list[str], env: dict[str, str]) -> dict[str, Any]:
+    proc = subprocess.run(
+        command,
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=CLIENT_TIMEOUT,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    report: dict[str, Any] = json.loads(proc.stdout.splitlines()[-1])
+    return report
+
+
+def check_flow(report: dict[str, Any], grants: list[dict[str, Any]], url: str) -> None:
+    """Signed in, called, stepped up, called again: see the module docstring."""
+    assert report["tools_before"] == ["whoami"]  # `write` hidden without its scope
+    assert report["whoami_before"] == "interop-user mcp:read"
+    assert report["write"] == "wrote x"
+    assert report["whoami_after"] == "interop-user mcp:read mcp:write"
+    asked = report["authorizations"]
+    assert [a["scope"] for a in asked] == ["mcp:read", "mcp:read mcp:write"]
+    assert {a["resource"] for a in asked} == {url}
+    assert {a["code_challenge_method"] for a in asked} == {"S256"}
+    codes = [g for g in grants if g["grant"] == "authorization_code"]
+    assert [g["scope"] for g in codes] == ["mcp:read", "mcp:read mcp:write"]
+    assert {g["resource"] for g in grants} == {url}
+
+
+@pytest.fixture(scope="module")
+def peer_python() -> Path:
+    return peers.ensure_python_peers(print)
+
+
+@pytest.mark.parametrize("mode", ["legacy", "2026-07-28"])
+def test_the_python_sdk_client_signs_in_and_steps_up(
+    server: ProtectedServer, peer_python: Path, mode: str
+) -> None:
+    server.grants()
+    report = run([str(peer_python), str(PYTHON_CLIENT), mode, server.url], peer_env())
+    check_flow(report, server.grants(), server.url)
