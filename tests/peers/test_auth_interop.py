@@ -8,7 +8,10 @@ a scripted login, PKCE-checked code exchange, RS256 JWTs for the `resource`
 asked). A real authorization server from a registry (`oidc-provider`) is
 planned; until then this small one is the unavoidable stand-in.
 
-Each client starts with no token: it gets 401, reads our protected resource
+The clients: the Python SDK (`mcp==2.3.0`, `OAuthClientProvider`, in its
+legacy and 2026-07-28 modes) and the TypeScript SDK
+(`@modelcontextprotocol/sdk@1.32.2`, its `OAuthClientProvider` interface).
+Each starts with no token: it gets 401, reads our protected resource
 metadata, discovers the authorization server, registers, authorizes with
 PKCE S256 and `resource` = our URL, and calls `whoami` with the JWT, which our
 server verifies against the issuer's JWKS. Calling `write` (it needs
@@ -150,4 +153,20 @@ def test_the_python_sdk_client_signs_in_and_steps_up(
 ) -> None:
     server.grants()
     report = run([str(peer_python), str(PYTHON_CLIENT), mode, server.url], peer_env())
+    check_flow(report, server.grants(), server.url)
+
+
+@pytest.fixture(scope="module")
+def node() -> Path:
+    peers.ensure_node_peers(print)
+    return peers.node_executable()
+
+
+def test_the_typescript_sdk_client_signs_in_and_steps_up(
+    server: ProtectedServer, node: Path
+) -> None:
+    """Over a 2025-11-25 session (the SDK's newest revision); its provider
+    keeps no refresh token (see the program) so that its step-up re-authorizes."""
+    server.grants()
+    report = run([str(node), str(TS_CLIENT), server.url], dict(os.environ))
     check_flow(report, server.grants(), server.url)
