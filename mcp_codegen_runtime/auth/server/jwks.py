@@ -4,7 +4,9 @@ Keys are fetched on first use and kept for `max_age_s`; a token naming a
 key id the cache does not hold triggers one early refetch (the issuer may
 have rotated its keys), at most once per `min_refresh_interval_s`, so tokens
 with made-up key ids cannot make the server hammer the issuer. Concurrent
-refreshes are one fetch.
+refreshes are one fetch. When a refetch fails and keys were fetched before,
+those keys stay in use (tried again after `min_refresh_interval_s`): an
+issuer's outage does not lock out the tokens it signed.
 """
 
 from __future__ import annotations
@@ -75,7 +77,8 @@ class JwksCache:
         self.min_refresh_interval_s = min_refresh_interval_s
         self.clock = clock
         self.fetches = 0
-        """How many times the set was fetched (for tests and metrics)."""
+        """How many fetches were made, failed ones included (for tests and
+        metrics)."""
         self._keys: list[jwk.Key] = []
         self._fetched_at: float | None = None
         self._lock = anyio.Lock()
@@ -117,7 +120,17 @@ class JwksCache:
             # Another task may have refreshed while this one waited.
             if self._fetched_at is not None and not still_needed():
                 return
-            document = await self.fetch()
             self.fetches += 1
+            try:
+                document = await self.fetch()
+            except Exception:
+                if self._fetched_at is None:
+                    raise
+                # Keep the keys held; try again once the interval has passed.
+                self._fetched_at = max(
+                    self._fetched_at,
+                    self.clock() - self.max_age_s + self.min_refresh_interval_s,
+                )
+                return
             self._keys = parse_jwks(document)
             self._fetched_at = self.clock()

@@ -424,3 +424,25 @@ async def test_without_the_http_check_the_app_refuses_the_call_itself() -> None:
     assert error["code"] == -32602
     assert "Insufficient scope" in error["message"]
     assert error["data"] == {"requiredScopes": ["mcp:write"]}
+
+
+def test_a_protected_http_app_does_not_offer_the_unprotected_http_sse() -> None:
+    from mcp_codegen_runtime.auth.server.routes import MetadataRoutes
+    from mcp_codegen_runtime.transports.http.legacy_sse import LegacySseApp
+    from mcp_codegen_runtime.transports.http.server import McpHttpApp, http_app
+
+    session = make_app().session()
+    assert isinstance(http_app(session), LegacySseApp)
+    protected = http_app(session, auth=resource_server())
+    assert isinstance(protected, MetadataRoutes)
+    assert isinstance(protected.app, McpHttpApp)
+
+
+def test_authenticate_and_auth_are_exclusive() -> None:
+    from mcp_codegen_runtime.transports.http.server import McpHttpApp
+
+    async def anyone(request: object) -> object:
+        return "anyone"
+
+    with pytest.raises(ValueError, match="not both"):
+        McpHttpApp(make_app().session(), authenticate=anyone, auth=resource_server())
