@@ -1,12 +1,13 @@
-"""Our protected server (`ResourceServer` + `JwtVerifier` in front of an `App`)
-against the official SDK clients' own OAuth flows.
+"""`examples/protected_server.py` (an `App` behind `ResourceServer` +
+`JwtVerifier`) against the official SDK clients' own OAuth flows.
 
-The server is `programs/protected_http_server.py`: the App over Streamable
-HTTP, and beside it, in the same process, the test-only authorization server
-of `programs/mini_authorization_server.py` (metadata, dynamic registration,
-a scripted login, PKCE-checked code exchange, RS256 JWTs for the `resource`
-asked). A real authorization server from a registry (`oidc-provider`) is
-planned; until then this small one is the unavoidable stand-in.
+Beside it runs the test-only authorization server of
+`programs/mini_authorization_server.py` (metadata, dynamic registration, a
+scripted login, PKCE-checked code exchange, RS256 JWTs for the `resource`
+asked), in a process of its own. A real authorization server from a registry
+(`oidc-provider`) is planned; until then this small one is the unavoidable
+stand-in. Both run for the whole module on free loopback ports; their stderr
+must stay empty.
 
 The clients: the Python SDK (`mcp==2.3.0`, `OAuthClientProvider`, in its
 legacy and 2026-07-28 modes) and the TypeScript SDK
@@ -25,12 +26,14 @@ import json
 import os
 import select
 import signal
+import socket
 import subprocess
 import sys
 import tempfile
+import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 import pytest
 
@@ -38,7 +41,8 @@ from benchmarks import peers
 from benchmarks._common import REPO
 
 PROGRAMS = Path(__file__).parent / "programs"
-SERVER = PROGRAMS / "protected_http_server.py"
+AUTHORIZATION_SERVER = PROGRAMS / "mini_authorization_server.py"
+EXAMPLE = REPO / "examples" / "protected_server.py"
 PYTHON_CLIENT = PROGRAMS / "python_sdk_oauth_client.py"
 TS_CLIENT = PROGRAMS / "ts_sdk_oauth_client.mjs"
 CLIENT_TIMEOUT = 90.0
@@ -46,13 +50,20 @@ READY_TIMEOUT = 30.0
 STOP_TIMEOUT = 15.0
 
 
-class ProtectedServer:
-    """One `protected_http_server.py` process."""
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port: int = probe.getsockname()[1]
+        return port
 
-    def __init__(self) -> None:
-        self.stderr = tempfile.TemporaryFile()
+
+class Process:
+    """A server process, its stderr kept in a file."""
+
+    def __init__(self, command: list[str]) -> None:
+        self.stderr: IO[bytes] = tempfile.TemporaryFile()
         self.proc = subprocess.Popen(
-            [sys.executable, str(SERVER)],
+            command,
             cwd=REPO,
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,
@@ -60,28 +71,18 @@ class ProtectedServer:
             # Unbuffered, so that `select` sees every line not yet read.
             bufsize=0,
         )
-        line = self._line(READY_TIMEOUT)
-        assert line.startswith("READY "), f"no READY line: {line!r}\n{self.errors()}"
-        _, self.url, self.issuer = line.split()
 
-    def _line(self, timeout: float) -> str:
+    def line(self, timeout: float) -> str:
         assert self.proc.stdout is not None
         ready, _, _ = select.select([self.proc.stdout], [], [], timeout)
         return self.proc.stdout.readline().decode() if ready else ""
-
-    def grants(self) -> list[dict[str, Any]]:
-        """The tokens issued since the last call (their `GRANT` lines)."""
-        found: list[dict[str, Any]] = []
-        while line := self._line(0.2):
-            assert line.startswith("GRANT "), line
-            found.append(json.loads(line.removeprefix("GRANT ")))
-        return found
 
     def errors(self) -> str:
         self.stderr.seek(0)
         return self.stderr.read().decode(errors="replace")
 
-    def stop(self) -> None:
+    def stop(self) -> str:
+        """End the process; what it wrote on stderr."""
         if self.proc.poll() is None:
             self.proc.send_signal(signal.SIGTERM)
             try:
@@ -91,6 +92,62 @@ class ProtectedServer:
                 self.proc.wait(STOP_TIMEOUT)
         if self.proc.stdout is not None:
             self.proc.stdout.close()
+        errors = self.errors()
+        self.stderr.close()
+        return errors
+
+
+class ProtectedServer:
+    """The authorization server and the example, each in its process."""
+
+    def __init__(self) -> None:
+        as_port, port = free_port(), free_port()
+        self.issuer = f"http://127.0.0.1:{as_port}"
+        self.url = f"http://127.0.0.1:{port}/mcp"
+        self.authorization = Process(
+            [sys.executable, str(AUTHORIZATION_SERVER), str(as_port)]
+        )
+        ready = self.authorization.line(READY_TIMEOUT)
+        assert ready == f"READY {self.issuer}\n", self.authorization.errors()
+        self.example = Process(
+            [
+                sys.executable,
+                str(EXAMPLE),
+                "--port",
+                str(port),
+                "--issuer-url",
+                self.issuer,
+                "--resource-url",
+                self.url,
+            ]
+        )
+        self._wait_listening(port)
+
+    def _wait_listening(self, port: int) -> None:
+        deadline = time.monotonic() + READY_TIMEOUT
+        while time.monotonic() < deadline:
+            assert self.example.proc.poll() is None, self.example.errors()
+            try:
+                with socket.create_connection(("127.0.0.1", port), timeout=0.5):
+                    return
+            except OSError:
+                time.sleep(0.1)
+        raise AssertionError("the example did not start listening")
+
+    def grants(self) -> list[dict[str, Any]]:
+        """The tokens issued since the last call (their `GRANT` lines)."""
+        found: list[dict[str, Any]] = []
+        while line := self.authorization.line(0.2):
+            assert line.startswith("GRANT "), line
+            found.append(json.loads(line.removeprefix("GRANT ")))
+        return found
+
+    def stop(self) -> dict[str, str]:
+        """End both; what each wrote on stderr."""
+        return {
+            "example": self.example.stop(),
+            "authorization server": self.authorization.stop(),
+        }
 
 
 @pytest.fixture(scope="module")
@@ -99,10 +156,8 @@ def server() -> Iterator[ProtectedServer]:
     try:
         yield running
     finally:
-        running.stop()
-        errors = running.errors()
-        running.stderr.close()
-        assert errors == ""
+        errors = running.stop()
+        assert errors == {"example": "", "authorization server": ""}
 
 
 def peer_env() -> dict[str, str]:

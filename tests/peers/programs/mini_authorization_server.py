@@ -19,13 +19,19 @@ the library. What it does:
 
 `grants` records each token issued (grant type, scope, resource, client);
 `on_grant` is told of each as it happens.
+
+Run on its own (`python mini_authorization_server.py PORT`), it serves at
+`http://127.0.0.1:PORT`, prints `READY <issuer>` once listening and a line
+`GRANT <json>` for each token it issues.
 """
 
 from __future__ import annotations
 
 import base64
 import hashlib
+import json
 import secrets
+import sys
 import time
 from collections.abc import Callable
 from typing import Any
@@ -242,3 +248,34 @@ def _json(status: int, value: object) -> tuple[int, dict[str, str], bytes]:
     body = msgspec.json.encode(value)
     headers = {"content-type": "application/json", "content-length": str(len(body))}
     return status, headers, body
+
+
+def main() -> None:
+    import asyncio
+
+    import uvicorn
+
+    port = int(sys.argv[1])
+    issuer = f"http://127.0.0.1:{port}"
+
+    def tell(grant: dict[str, Any]) -> None:
+        print("GRANT " + json.dumps(grant), flush=True)
+
+    server = MiniAuthorizationServer(issuer, ["mcp:read", "mcp:write"], on_grant=tell)
+    config = uvicorn.Config(server, host="127.0.0.1", port=port, log_level="warning")
+    runner = uvicorn.Server(config)
+
+    async def serve() -> None:
+        task = asyncio.create_task(runner.serve())
+        for _ in range(600):  # uvicorn offers no event: poll, for 30 s at most
+            if runner.started:
+                print(f"READY {issuer}", flush=True)
+                break
+            await asyncio.sleep(0.05)
+        await task
+
+    asyncio.run(serve())
+
+
+if __name__ == "__main__":
+    main()
