@@ -56,7 +56,7 @@ def resource_server(
 
 def main(argv: list[str] | None = None) -> None:
     env = os.environ.get
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description="An MCP server protected by OAuth.")
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=8000)
     parser.add_argument("--issuer-url", default=env("MCP_ISSUER_URL"))
