@@ -72,7 +72,12 @@ class ScopeTable:
 
     def allows(self, kind: str, name: str) -> bool:
         """Whether the request being served may see and use `name`."""
-        needed = self._needed.get((kind, name))
+        return self.holds(self._needed.get((kind, name), frozenset()))
+
+    @staticmethod
+    def holds(needed: frozenset[str]) -> bool:
+        """Whether the request being served holds `needed` (unrestricted
+        requests hold everything)."""
         if not needed:
             return True
         held = caller_scopes()

@@ -42,6 +42,7 @@ from __future__ import annotations
 
 import base64
 import os
+import typing
 from functools import partial
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -49,7 +50,7 @@ import anyio
 import msgspec
 
 from ..errors import ErrorCode, RpcError
-from .access import ScopeTable
+from .access import ScopeTable, insufficient_scope
 from .calls import DEFAULT_MAX_THREADS, call, runs_in_thread
 from .changes import AppSession, ChangeFeed
 from .context import Context
@@ -432,6 +433,11 @@ class App:
         A prompt or template the app does not have is -32602.
         """
         self._check_ref(ref)
+        needed = self._ref_scopes(ref)
+        if needed and not self.access.holds(needed):
+            kind = "prompt" if ref.get("type") == "ref/prompt" else "resource"
+            name = str(ref.get("name") or ref.get("uri"))
+            raise insufficient_scope(kind, name, needed)
         values: list[str] = []
         if self.completer is not None:
             complete = partial(
@@ -470,8 +476,12 @@ class App:
             raise RpcError(ErrorCode.INVALID_PARAMS, f"Unknown reference type: {kind}")
 
     def subscribe(self, uri: str) -> dict[str, Any]:
-        """`resources/subscribe`: {} for a resource the app has, else -32602."""
+        """`resources/subscribe`: {} for a resource the app has, else -32602
+        (also when the caller lacks its scopes)."""
         self._check_known(uri)
+        needed = self._resource_scopes(uri)
+        if needed and not self.access.holds(needed):
+            raise insufficient_scope("resource", uri, needed)
         self.subscribed.add(uri)
         return {}
 
@@ -544,22 +554,37 @@ class App:
 
     def scopes_for(self, method: str, params: Mapping[str, Any]) -> frozenset[str]:
         """The scopes a request needs (for the HTTP server's 403 check):
-        those of the tool called, the resource or template read, the prompt
-        got; none for anything else or an unknown item."""
+        those of the tool called, the resource or template read or
+        subscribed to, the prompt got, the item completed; none for
+        anything else or an unknown item."""
         name = params.get("name")
         if method == "tools/call" and isinstance(name, str):
             return self.access.needed("tool", name)
         if method == "prompts/get" and isinstance(name, str):
             return self.access.needed("prompt", name)
         uri = params.get("uri")
-        if method == "resources/read" and isinstance(uri, str):
-            if uri in self.resources:
-                return self.access.needed("resource", uri)
-            for template in self.templates:
-                if template.template.match(uri) is not None:
-                    return self.access.needed(
-                        "template", template.listing["uriTemplate"]
-                    )
+        if method in ("resources/read", "resources/subscribe") and isinstance(uri, str):
+            return self._resource_scopes(uri)
+        ref: Any = params.get("ref")
+        if method == "completion/complete" and isinstance(ref, dict):
+            return self._ref_scopes(typing.cast("dict[str, Any]", ref))
+        return frozenset()
+
+    def _resource_scopes(self, uri: str) -> frozenset[str]:
+        if uri in self.resources:
+            return self.access.needed("resource", uri)
+        for template in self.templates:
+            if template.template.match(uri) is not None:
+                return self.access.needed("template", template.listing["uriTemplate"])
+        return frozenset()
+
+    def _ref_scopes(self, ref: Mapping[str, Any]) -> frozenset[str]:
+        """The scopes of a completion's reference (a prompt or a template)."""
+        name, uri = ref.get("name"), ref.get("uri")
+        if ref.get("type") == "ref/prompt" and isinstance(name, str):
+            return self.access.needed("prompt", name)
+        if ref.get("type") == "ref/resource" and isinstance(uri, str):
+            return self.access.needed("template", uri) | self._resource_scopes(uri)
         return frozenset()
 
     # -- running --

@@ -47,7 +47,7 @@ TOKENS = {
 
 
 def make_app() -> App:
-    app = App("protected")
+    app = App("protected", subscriptions=True)
 
     @app.tool()
     def whoami(ctx: Context) -> str:
@@ -74,8 +74,14 @@ def make_app() -> App:
         return f"private {name}"
 
     @app.prompt(scopes=["mcp:write"])
-    def draft() -> str:
-        return "draft"
+    def draft(topic: str) -> str:
+        return f"draft on {topic}"
+
+    @app.completion()
+    def complete(
+        ref: dict[str, Any], argument: dict[str, Any], context: dict[str, Any]
+    ) -> list[str]:
+        return ["alpha", "beta"]
 
     return app
 
@@ -273,11 +279,27 @@ async def test_a_modern_call_without_the_tools_scope_is_403_step_up() -> None:
     [
         ("resources/read", {"uri": "note://secret"}, "note://secret"),
         ("resources/read", {"uri": "note://private/x"}, "note://private/x"),
-        ("prompts/get", {"name": "draft"}, "draft"),
+        ("prompts/get", {"name": "draft", "arguments": {"topic": "x"}}, "draft"),
+        (
+            "completion/complete",
+            {
+                "ref": {"type": "ref/prompt", "name": "draft"},
+                "argument": {"name": "topic", "value": "a"},
+            },
+            None,
+        ),
+        (
+            "completion/complete",
+            {
+                "ref": {"type": "ref/resource", "uri": "note://private/{name}"},
+                "argument": {"name": "name", "value": "a"},
+            },
+            None,
+        ),
     ],
 )
-async def test_reads_and_gets_without_the_scope_are_403(
-    method: str, params: dict[str, Any], name: str
+async def test_reads_gets_and_completions_without_the_scope_are_403(
+    method: str, params: dict[str, Any], name: str | None
 ) -> None:
     async with client() as http:
         refused = await modern(http, "reader", method, params, name)
@@ -380,6 +402,22 @@ async def test_legacy_lists_filter_and_calls_are_403_before_the_session() -> Non
 
 
 @pytest.mark.anyio
+async def test_a_legacy_subscription_to_a_protected_resource_is_403() -> None:
+    async with client() as http:
+        session = await open_session(http, "reader")
+        params = {"uri": "note://secret"}
+        refused = await legacy(
+            http, "reader", "resources/subscribe", params, session, 2
+        )
+        public = await legacy(
+            http, "reader", "resources/subscribe", {"uri": "note://public"}, session, 3
+        )
+    assert refused.status_code == 403
+    assert 'scope="mcp:read notes:read"' in refused.headers["www-authenticate"]
+    assert public.json()["result"] == {}
+
+
+@pytest.mark.anyio
 async def test_a_refused_request_in_a_legacy_batch_refuses_the_batch() -> None:
     async with client() as http:
         batch = [
@@ -406,6 +444,13 @@ def test_the_app_without_auth_is_unrestricted() -> None:
         "notes:read"
     }
     assert app.scopes_for("tools/list", {}) == frozenset()
+    assert app.scopes_for("resources/subscribe", {"uri": "note://secret"}) == {
+        "notes:read"
+    }
+    ref = {"type": "ref/prompt", "name": "draft"}
+    assert app.scopes_for("completion/complete", {"ref": ref}) == {"mcp:write"}
+    ref = {"type": "ref/resource", "uri": "note://private/{name}"}
+    assert app.scopes_for("completion/complete", {"ref": ref}) == {"notes:read"}
 
 
 @pytest.mark.anyio
@@ -420,10 +465,20 @@ async def test_without_the_http_check_the_app_refuses_the_call_itself() -> None:
         response = await modern(
             http, "reader", "tools/call", {"name": "write", "arguments": {}}, "write"
         )
+        completion = await modern(
+            http,
+            "reader",
+            "completion/complete",
+            {
+                "ref": {"type": "ref/prompt", "name": "draft"},
+                "argument": {"name": "topic", "value": "a"},
+            },
+        )
     error = response.json()["error"]
     assert error["code"] == -32602
     assert "Insufficient scope" in error["message"]
     assert error["data"] == {"requiredScopes": ["mcp:write"]}
+    assert completion.json()["error"]["data"] == {"requiredScopes": ["mcp:write"]}
 
 
 def test_a_protected_http_app_does_not_offer_the_unprotected_http_sse() -> None:
