@@ -1,4 +1,4 @@
-"""The shared discovery documents, canonical resource URLs and scope strings."""
+"""The shared discovery documents and canonical resource URLs."""
 
 from __future__ import annotations
 
@@ -9,8 +9,6 @@ from mcp_codegen_runtime.auth import (
     AuthorizationServerMetadata,
     ProtectedResourceMetadata,
     canonical_resource_url,
-    format_scope,
-    parse_scope,
     protected_resource_metadata_path,
     protected_resource_metadata_url,
 )
@@ -55,10 +53,3 @@ def test_documents_leave_out_absent_members_and_keep_unknown_ones_readable() -> 
     assert server.code_challenge_methods_supported == ["S256"]
     with pytest.raises(msgspec.ValidationError):
         msgspec.json.decode(b"{}", type=ProtectedResourceMetadata)
-
-
-def test_scope_strings() -> None:
-    assert parse_scope("a  b a") == {"a", "b"}
-    assert parse_scope(["a", "", 3, "b"]) == {"a", "b"}
-    assert parse_scope(None) == frozenset()
-    assert format_scope({"b", "a"}) == "a b"
