@@ -852,19 +852,23 @@ def http_app(
     """The ASGI app `serve_http` runs: `McpHttpApp` at `path`, and, with
     `legacy_sse` (and legacy revisions served), the deprecated HTTP+SSE
     transport of 2024-11-05 at `/sse` and `/messages` in front of it, for old
-    clients. `options` go to `McpHttpApp`; with an `auth` layer among them,
-    its routes (the protected resource metadata) come first, and HTTP+SSE is
-    not offered (it has no authorization)."""
+    clients. `options` go to `McpHttpApp`; an `auth` layer among them
+    protects HTTP+SSE too, and its routes (the protected resource metadata)
+    come first."""
     guards = policy or SecurityPolicy.for_bind("127.0.0.1", 0)
     app: Any = McpHttpApp(session, path=path, policy=guards, **options)
     auth: HttpAuth | None = options.get("auth")
-    if auth is not None:
-        return auth.mount(app)
     if legacy_sse and session.legacy_versions:
         from .legacy_sse import LegacySseApp
 
-        app = LegacySseApp(session, policy=guards, fallback=app)
-    return app
+        app = LegacySseApp(
+            session,
+            policy=guards,
+            fallback=app,
+            auth=auth,
+            required_scopes=options.get("required_scopes"),
+        )
+    return app if auth is None else auth.mount(app)
 
 
 def serve_http(

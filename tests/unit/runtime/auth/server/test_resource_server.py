@@ -481,16 +481,20 @@ async def test_without_the_http_check_the_app_refuses_the_call_itself() -> None:
     assert completion.json()["error"]["data"] == {"requiredScopes": ["mcp:write"]}
 
 
-def test_a_protected_http_app_does_not_offer_the_unprotected_http_sse() -> None:
+def test_a_protected_http_app_protects_http_sse_too() -> None:
     from mcp_codegen_runtime.auth.server.routes import MetadataRoutes
     from mcp_codegen_runtime.transports.http.legacy_sse import LegacySseApp
     from mcp_codegen_runtime.transports.http.server import McpHttpApp, http_app
 
-    session = make_app().session()
-    assert isinstance(http_app(session), LegacySseApp)
-    protected = http_app(session, auth=resource_server())
+    app = make_app()
+    auth = resource_server()
+    protected = http_app(app.session(), auth=auth, required_scopes=app.scopes_for)
     assert isinstance(protected, MetadataRoutes)
-    assert isinstance(protected.app, McpHttpApp)
+    legacy = protected.app
+    assert isinstance(legacy, LegacySseApp)
+    assert (legacy.auth, legacy.required_scopes) == (auth, app.scopes_for)
+    assert isinstance(legacy.fallback, McpHttpApp)
+    assert legacy.fallback.auth is auth
 
 
 def test_authenticate_and_auth_are_exclusive() -> None:
