@@ -153,10 +153,17 @@ def diff(a: str, b: str, fmt: str, schema_dir: Path) -> None:
     help="Newest protocol revision the server speaks (it speaks every known "
     f"one up to it): one of {', '.join(mcp_codegen_types.KNOWN_VERSIONS)}.",
 )
-def new(name: str, directory: Path, revision: str) -> None:
+@click.option(
+    "--auth",
+    is_flag=True,
+    help="Protect the HTTP server with OAuth (JWT access tokens from an "
+    "issuer set by flags or MCP_ISSUER_URL, MCP_RESOURCE_URL, "
+    "MCP_REQUIRED_SCOPES).",
+)
+def new(name: str, directory: Path, revision: str, auth: bool) -> None:
     """Create a ready MCP server project in DIR/NAME."""
     with _reporting():
-        target = create_project(name, directory, revision)
+        target = create_project(name, directory, revision, auth=auth)
         package = name.replace("-", "_")
         click.echo(f"created {target}")
         click.echo(

@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from pathlib import Path
 
 __all__ = [
+    "AUTH_FILES",
     "FILES",
     "ScaffoldError",
     "create_project",
@@ -41,6 +42,12 @@ FILES: tuple[tuple[str, str], ...] = (
 )
 """Each file of a project: its path (`{package}` is the import name) and the
 template under `templates/scaffold/` that renders it."""
+
+AUTH_FILES: tuple[tuple[str, str], ...] = (
+    ("{package}/auth.py", "package/auth.py.jinja"),
+    ("tests/test_auth.py", "tests/test_auth.py.jinja"),
+)
+"""The files a project protected by OAuth (`--auth`) has besides."""
 
 _DISTRIBUTION_NAME = re.compile(r"[A-Za-z0-9]([A-Za-z0-9._-]*[A-Za-z0-9])?")
 """A valid distribution name (the packaging specification's)."""
@@ -96,8 +103,9 @@ def protocol_versions(revision: str) -> list[str]:
     return known[: known.index(revision) + 1]
 
 
-def render_project(name: str, revision: str) -> dict[str, str]:
-    """Every file of project `name` serving up to `revision`, by relative path.
+def render_project(name: str, revision: str, auth: bool = False) -> dict[str, str]:
+    """Every file of project `name` serving up to `revision`, by relative path;
+    with `auth`, its HTTP server is an OAuth protected resource.
 
     Raises:
         ScaffoldError: as `package_name` and `protocol_versions`.
@@ -108,10 +116,11 @@ def render_project(name: str, revision: str) -> dict[str, str]:
         "package": package,
         "revision": revision,
         "versions": protocol_versions(revision),
+        "auth": auth,
     }
     env = environment()
     files: dict[str, str] = {}
-    for path_pattern, template in FILES:
+    for path_pattern, template in FILES + (AUTH_FILES if auth else ()):
         path = path_pattern.format(package=package)
         text = env.get_template(f"scaffold/{template}").render(context)
         files[path] = format_python(text) if path.endswith(".py") else text
@@ -122,14 +131,16 @@ def create_project(
     name: str,
     directory: Path,
     revision: str = mcp_codegen_types.LATEST_VERSION,
+    auth: bool = False,
 ) -> Path:
-    """Write project `name` into the new folder `directory/name`; return it.
+    """Write project `name` into the new folder `directory/name`; return it
+    (with `auth`, protected by OAuth over HTTP).
 
     Raises:
         ScaffoldError: as `render_project`, or `directory/name` exists.
     """
     target = directory / name
-    files = render_project(name, revision)
+    files = render_project(name, revision, auth)
     if target.exists() or target.is_symlink():
         raise ScaffoldError(f"{target} already exists; nothing was written")
     directory.mkdir(parents=True, exist_ok=True)

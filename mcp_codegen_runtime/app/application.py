@@ -31,12 +31,18 @@ clients (`notify_list_changed`; see `changes.py`): 2026 clients through
 `subscriptions/listen`, legacy ones with `notifications/<kind>/list_changed`
 (advertised as `listChanged: true`; `App(list_changed=False)` turns both off
 for legacy clients).
+
+Scopes: `scopes=[...]` on a tool, resource, template or prompt names the
+OAuth scopes a caller needs to see it listed and to use it (see `access.py`;
+served over HTTP with `auth=`, a call without them is 403
+`insufficient_scope`).
 """
 
 from __future__ import annotations
 
 import base64
 import os
+import typing
 from functools import partial
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -44,6 +50,7 @@ import anyio
 import msgspec
 
 from ..errors import ErrorCode, RpcError
+from .access import ScopeTable, insufficient_scope
 from .calls import DEFAULT_MAX_THREADS, call, runs_in_thread
 from .changes import AppSession, ChangeFeed
 from .context import Context
@@ -52,7 +59,7 @@ from .resources import RESOURCE_NOT_FOUND, ResourceSpec, TemplateSpec, contents_
 from .tools import ToolSpec
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Mapping, Sequence
+    from collections.abc import Callable, Iterable, Mapping, Sequence
 
     from mcp_codegen_runtime.protocol.session import ServerSession
 
@@ -113,6 +120,8 @@ class App:
         self._cursor_key = os.urandom(32)
         self.threads = anyio.CapacityLimiter(max_threads)
         """The worker threads plain functions run in."""
+        self.access = ScopeTable()
+        """The scopes each item needs."""
 
     # -- registration --
 
@@ -128,10 +137,12 @@ class App:
         headers: Mapping[str, str] | None = None,
         input_schema: Mapping[str, Any] | None = None,
         run_in_thread: bool = True,
+        scopes: Iterable[str] = (),
     ) -> Callable[[F], F]:
         """Register a function as a tool (see `tools.py` for the mapping);
         `input_schema` lists a hand-written schema instead of the derived one;
-        `run_in_thread=False` calls a plain function on the event loop."""
+        `run_in_thread=False` calls a plain function on the event loop;
+        `scopes` are the OAuth scopes a caller needs to see and call it."""
 
         def register(func: F) -> F:
             spec = ToolSpec.from_function(
@@ -149,6 +160,7 @@ class App:
             )
             if spec.name in self.tools:
                 raise ValueError(f"tool {spec.name!r} is already registered")
+            self.access.set("tool", spec.name, scopes)
             self.tools[spec.name] = spec
             self._changed("tools")
             return func
@@ -164,9 +176,11 @@ class App:
         description: str | None = None,
         mime_type: str | None = None,
         run_in_thread: bool = True,
+        scopes: Iterable[str] = (),
     ) -> Callable[[F], F]:
         """Register a resource (a URI) or a template (a URI with `{...}`);
-        `run_in_thread=False` calls a plain function on the event loop."""
+        `run_in_thread=False` calls a plain function on the event loop;
+        `scopes` are the OAuth scopes a caller needs to see and read it."""
 
         def register(func: F) -> F:
             options: dict[str, Any] = {
@@ -178,10 +192,12 @@ class App:
             }
             if "{" in uri:
                 self.templates.append(TemplateSpec.from_function(uri, func, **options))
+                self.access.set("template", uri, scopes)
             else:
                 if uri in self.resources:
                     raise ValueError(f"resource {uri!r} is already registered")
                 self.resources[uri] = ResourceSpec.from_function(uri, func, **options)
+                self.access.set("resource", uri, scopes)
             self._changed("resources")
             return func
 
@@ -195,9 +211,11 @@ class App:
         description: str | None = None,
         arguments: Mapping[str, str] | None = None,
         run_in_thread: bool = True,
+        scopes: Iterable[str] = (),
     ) -> Callable[[F], F]:
         """Register a prompt; `arguments` describes its arguments by name;
-        `run_in_thread=False` calls a plain function on the event loop."""
+        `run_in_thread=False` calls a plain function on the event loop;
+        `scopes` are the OAuth scopes a caller needs to see and get it."""
 
         def register(func: F) -> F:
             spec = PromptSpec.from_function(
@@ -211,6 +229,7 @@ class App:
             )
             if spec.name in self.prompts:
                 raise ValueError(f"prompt {spec.name!r} is already registered")
+            self.access.set("prompt", spec.name, scopes)
             self.prompts[spec.name] = spec
             self._changed("prompts")
             return func
@@ -309,7 +328,8 @@ class App:
 
     def list_tools(self, cursor: str | None) -> dict[str, Any]:
         """A page of `tools/list`."""
-        listings = [spec.listing for spec in self.tools.values()]
+        allows = self.access.allows
+        listings = [s.listing for n, s in self.tools.items() if allows("tool", n)]
         return self._page("tools", listings, cursor)
 
     async def call_tool(
@@ -325,6 +345,7 @@ class App:
         spec = self.tools.get(name)
         if spec is None:
             raise RpcError(ErrorCode.INVALID_PARAMS, f"Unknown tool: {name}")
+        self.access.check("tool", name)
         bound = spec.bind(arguments)
         if isinstance(bound, str):
             return _tool_error(bound)
@@ -340,12 +361,19 @@ class App:
 
     def list_resources(self, cursor: str | None) -> dict[str, Any]:
         """A page of `resources/list`."""
-        listings = [spec.listing for spec in self.resources.values()]
+        allows = self.access.allows
+        listings = [
+            s.listing for uri, s in self.resources.items() if allows("resource", uri)
+        ]
         return self._page("resources", listings, cursor)
 
     def list_templates(self, cursor: str | None) -> dict[str, Any]:
         """A page of `resources/templates/list`."""
-        listings = [spec.listing for spec in self.templates]
+        listings = [
+            t.listing
+            for t in self.templates
+            if self.access.allows("template", t.listing["uriTemplate"])
+        ]
         return self._page("resourceTemplates", listings, cursor)
 
     async def read_resource(self, uri: str) -> dict[str, Any]:
@@ -354,12 +382,14 @@ class App:
         handlers send -32602)."""
         spec = self.resources.get(uri)
         if spec is not None:
+            self.access.check("resource", uri)
             value = await call(spec.func, self._limiter(spec))
             return {"contents": contents_of(uri, spec.mime_type, value)}
         refused: str | None = None
         for template in self.templates:
             variables = template.template.bind(uri)
             if isinstance(variables, dict):
+                self.access.check("template", template.listing["uriTemplate"])
                 read = partial(template.func, **variables)
                 value = await call(read, self._limiter(template))
                 return {"contents": contents_of(uri, template.mime_type, value)}
@@ -371,7 +401,8 @@ class App:
 
     def list_prompts(self, cursor: str | None) -> dict[str, Any]:
         """A page of `prompts/list`."""
-        listings = [spec.listing for spec in self.prompts.values()]
+        allows = self.access.allows
+        listings = [s.listing for n, s in self.prompts.items() if allows("prompt", n)]
         return self._page("prompts", listings, cursor)
 
     async def get_prompt(
@@ -381,6 +412,7 @@ class App:
         spec = self.prompts.get(name)
         if spec is None:
             raise RpcError(ErrorCode.INVALID_PARAMS, f"Unknown prompt: {name}")
+        self.access.check("prompt", name)
         given = dict(arguments or {})
         problem = spec.problem(given)
         if problem is not None:
@@ -401,6 +433,11 @@ class App:
         A prompt or template the app does not have is -32602.
         """
         self._check_ref(ref)
+        needed = self._ref_scopes(ref)
+        if needed and not self.access.holds(needed):
+            kind = "prompt" if ref.get("type") == "ref/prompt" else "resource"
+            name = str(ref.get("name") or ref.get("uri"))
+            raise insufficient_scope(kind, name, needed)
         values: list[str] = []
         if self.completer is not None:
             complete = partial(
@@ -439,8 +476,12 @@ class App:
             raise RpcError(ErrorCode.INVALID_PARAMS, f"Unknown reference type: {kind}")
 
     def subscribe(self, uri: str) -> dict[str, Any]:
-        """`resources/subscribe`: {} for a resource the app has, else -32602."""
+        """`resources/subscribe`: {} for a resource the app has, else -32602
+        (also when the caller lacks its scopes)."""
         self._check_known(uri)
+        needed = self._resource_scopes(uri)
+        if needed and not self.access.holds(needed):
+            raise insufficient_scope("resource", uri, needed)
         self.subscribed.add(uri)
         return {}
 
@@ -511,6 +552,41 @@ class App:
         spec = self.tools.get(name)
         return None if spec is None else spec.input_schema
 
+    def scopes_for(self, method: str, params: Mapping[str, Any]) -> frozenset[str]:
+        """The scopes a request needs (for the HTTP server's 403 check):
+        those of the tool called, the resource or template read or
+        subscribed to, the prompt got, the item completed; none for
+        anything else or an unknown item."""
+        name = params.get("name")
+        if method == "tools/call" and isinstance(name, str):
+            return self.access.needed("tool", name)
+        if method == "prompts/get" and isinstance(name, str):
+            return self.access.needed("prompt", name)
+        uri = params.get("uri")
+        if method in ("resources/read", "resources/subscribe") and isinstance(uri, str):
+            return self._resource_scopes(uri)
+        ref: Any = params.get("ref")
+        if method == "completion/complete" and isinstance(ref, dict):
+            return self._ref_scopes(typing.cast("dict[str, Any]", ref))
+        return frozenset()
+
+    def _resource_scopes(self, uri: str) -> frozenset[str]:
+        if uri in self.resources:
+            return self.access.needed("resource", uri)
+        for template in self.templates:
+            if template.template.match(uri) is not None:
+                return self.access.needed("template", template.listing["uriTemplate"])
+        return frozenset()
+
+    def _ref_scopes(self, ref: Mapping[str, Any]) -> frozenset[str]:
+        """The scopes of a completion's reference (a prompt or a template)."""
+        name, uri = ref.get("name"), ref.get("uri")
+        if ref.get("type") == "ref/prompt" and isinstance(name, str):
+            return self.access.needed("prompt", name)
+        if ref.get("type") == "ref/resource" and isinstance(uri, str):
+            return self.access.needed("template", uri) | self._resource_scopes(uri)
+        return frozenset()
+
     # -- running --
 
     def session(self) -> ServerSession:
@@ -528,10 +604,12 @@ class App:
         )
 
     def asgi(self, **options: Any) -> Any:
-        """The app as an ASGI application (Streamable HTTP at `/mcp`)."""
+        """The app as an ASGI application (Streamable HTTP at `/mcp`);
+        `auth=` (a `ResourceServer`) protects it."""
         from ..transports.http.server import http_app
 
         options.setdefault("tool_input_schema", self.tool_input_schema)
+        options.setdefault("required_scopes", self.scopes_for)
         return http_app(self.session(), **options)
 
     def run(
@@ -543,7 +621,8 @@ class App:
         **options: Any,
     ) -> None:
         """Serve until the client leaves (stdio) or the process is stopped
-        (`transport="http"`: Streamable HTTP at `/mcp`, via uvicorn).
+        (`transport="http"`: Streamable HTTP at `/mcp`, via uvicorn; `auth=`,
+        a `ResourceServer`, protects it).
 
         `options` go to `serve_stdio` (`max_in_flight`, `max_line_length`)
         or to `serve_http`."""
@@ -557,6 +636,7 @@ class App:
             from ..transports.http.server import serve_http
 
             options.setdefault("tool_input_schema", self.tool_input_schema)
+            options.setdefault("required_scopes", self.scopes_for)
             serve_http(self.session(), host=host, port=port, **options)
         else:
             raise ValueError(f"unknown transport {transport!r}: use stdio or http")

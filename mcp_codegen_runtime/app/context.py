@@ -59,6 +59,13 @@ class Context:
         return current_request().request_id
 
     @property
+    def principal(self) -> Any:
+        """Who sent the request, as the transport authenticated it (with
+        `auth=`, a `Principal`: subject, client, scopes, claims); None when
+        it was not authenticated."""
+        return current_request().principal
+
+    @property
     def sync(self) -> SyncContext:
         """The waiting calls, blocking, for a plain function in a worker
         thread."""

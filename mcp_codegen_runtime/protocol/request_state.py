@@ -30,7 +30,12 @@ import msgspec
 
 from mcp_codegen_runtime.errors import InvalidParamsError
 
-__all__ = ["RequestStateSealer", "principal_digest", "request_binding"]
+__all__ = [
+    "RequestStateSealer",
+    "principal_binding",
+    "principal_digest",
+    "request_binding",
+]
 
 _NONCE_BYTES = 12
 _VERSION = b"\x02"
@@ -60,6 +65,17 @@ def request_binding(method: str, params: bytes | None) -> bytes:
     return hashlib.sha256(canonical).digest()
 
 
+def principal_binding(principal: object) -> object:
+    """What binds sessions and request state to a caller: the principal's
+    `binding` attribute when it has one, else the principal itself.
+
+    An OAuth principal names its caller (issuer, subject, client) there, so a
+    refreshed or stepped-up token, with a new expiry and more scopes, keeps
+    the caller's sessions and pending request state.
+    """
+    return getattr(principal, "binding", principal)
+
+
 def principal_digest(principal: object) -> bytes:
     """A digest naming the caller, stable across requests, processes and
     instances; empty for None (anonymous).
@@ -73,6 +89,7 @@ def principal_digest(principal: object) -> bytes:
     Raises:
         TypeError: `principal` is neither encodable nor has a `repr` of its own.
     """
+    principal = principal_binding(principal)
     if principal is None:
         return b""
     try:

@@ -45,6 +45,12 @@ Server: `LegacySseApp`, an ASGI app::
   keep a stream open in silence while it waits for server notifications,
   and the keep-alive already finds dead peers. Ending a session from the
   server ends its stream, and the client sees end of stream.
+- With an `auth` layer (`HttpAuth`, e.g. a `ResourceServer`), both endpoints
+  authenticate every request (its `AuthChallenge`: 401 or 403 with its
+  header); a session belongs to the caller that opened it (another caller's
+  POST finds no session: 404); a POST holding a request the caller lacks the
+  scopes of (`required_scopes`) is 403 before the session sees it; handlers
+  see the caller of the latest POST as the request's principal.
 - At most `max_sessions` streams are open at once; the next GET gets 503
   with ``Retry-After``, as `McpHttpApp` answers.
 - Back-pressure: a session's outgoing messages wait in a small buffer
@@ -128,6 +134,7 @@ from .asgi import (
     serve_lifespan,
     start_sse,
 )
+from .auth import AuthChallenge, authorize_requests
 from .headers import (
     PROTOCOL_VERSION_HEADER,
     HttpError,
@@ -160,7 +167,14 @@ from .sse import (
 )
 
 if TYPE_CHECKING:
-    from collections.abc import AsyncGenerator, Awaitable, Callable, Mapping, Sequence
+    from collections.abc import (
+        AsyncGenerator,
+        Awaitable,
+        Callable,
+        Collection,
+        Mapping,
+        Sequence,
+    )
     from types import TracebackType
     from typing import Self
 
@@ -168,8 +182,11 @@ if TYPE_CHECKING:
     from anyio.abc import TaskGroup, TaskStatus
     from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
+    from mcp_codegen_runtime.jsonrpc import RequestId
     from mcp_codegen_runtime.protocol.client import ClientSession
     from mcp_codegen_runtime.protocol.session import ServerSession
+
+    from .auth import HttpAuth
 
 __all__ = [
     "DEFAULT_BUFFER",
@@ -222,6 +239,8 @@ class _SessionTransport:
         self._in_send: MemoryObjectSendStream[bytes] = in_send
         self._in_receive: MemoryObjectReceiveStream[bytes] = in_receive
         self.closed = False
+        self.principal: object = None
+        """The caller of the latest POST (None without authentication)."""
 
     async def feed(self, body: bytes) -> None:
         """Queue one POSTed body for the engine.
@@ -240,6 +259,10 @@ class _SessionTransport:
         self._out_send.close()
 
     # -- the Transport protocol --
+
+    def principal_of(self, request_id: RequestId) -> object:
+        """Who sent a request: the session's caller."""
+        return self.principal
 
     async def send(self, message: bytes) -> None:
         if self.closed:
@@ -298,6 +321,9 @@ class LegacySseApp:
         buffer: messages that may wait in each direction of a session.
         fallback: the ASGI app for everything else (e.g. `McpHttpApp`);
             None answers other paths 404 and other methods 405.
+        auth: an authorization layer (`HttpAuth`); None for none.
+        required_scopes: the scopes a request needs, by method and params,
+            checked with `auth` before a POST reaches its session.
     """
 
     def __init__(
@@ -312,6 +338,10 @@ class LegacySseApp:
         keepalive_s: float | None = DEFAULT_KEEPALIVE_S,
         buffer: int = DEFAULT_BUFFER,
         fallback: AsgiApp | None = None,
+        auth: HttpAuth | None = None,
+        required_scopes: (
+            Callable[[str, Mapping[str, Any]], Collection[str]] | None
+        ) = None,
     ) -> None:
         for name, path in (("sse_path", sse_path), ("message_path", message_path)):
             if not path.startswith("/") or "?" in path or "#" in path:
@@ -329,6 +359,8 @@ class LegacySseApp:
         self.keepalive_s = keepalive_s
         self.buffer = buffer
         self.fallback = fallback
+        self.auth = auth
+        self.required_scopes = required_scopes
         self.sessions: SessionRegistry[_Session] = SessionRegistry(
             idle_timeout_s=idle_timeout_s,
             max_sessions=max_sessions,
@@ -365,9 +397,11 @@ class LegacySseApp:
         headers = HttpHeaders.from_asgi(scope["headers"])
         try:
             if path == self.sse_path and method == "GET" and self._legacy_get(headers):
-                await self._get(headers, receive, send)
+                principal = await self._authenticate(scope, headers)
+                await self._get(headers, receive, send, principal)
             elif path == self.message_path and method == "POST":
-                await self._post(scope, headers, receive, send)
+                principal = await self._authenticate(scope, headers)
+                await self._post(scope, headers, receive, send, principal)
             elif self.fallback is not None:
                 await self.fallback(scope, receive, send)
             elif path == self.sse_path:
@@ -384,6 +418,33 @@ class LegacySseApp:
             error = refusal.error
             body = error.body(refusal.reply_id)
             await respond(send, error.status, body, JSON, refusal.headers)
+        except AuthChallenge as challenge:
+            refused = HttpError(challenge.status, challenge.message)
+            extra = {"www-authenticate": challenge.www_authenticate}
+            await respond(send, challenge.status, refused.body(), JSON, extra)
+
+    async def _authenticate(self, scope: Scope, headers: HttpHeaders) -> object:
+        """The caller (None without `auth`), after the Host and Origin guards.
+
+        Raises:
+            AuthChallenge: `auth` refused the request.
+        """
+        if self.auth is None:
+            return None
+        refused = check_host(headers, self.policy) or check_origin(headers, self.policy)
+        if refused is not None:
+            raise _Refused(refused)
+        from .server import HttpRequest
+
+        client = scope.get("client")
+        request = HttpRequest(
+            scope["method"],
+            scope.get("path", ""),
+            headers,
+            tuple(client) if client else None,
+            scope.get("query_string", b""),
+        )
+        return await self.auth.authenticate(request)
 
     def _legacy_get(self, headers: HttpHeaders) -> bool:
         """Whether a GET at `sse_path` is ours: not a Streamable HTTP client's
@@ -409,7 +470,13 @@ class LegacySseApp:
 
     # -- GET: one session --
 
-    async def _get(self, headers: HttpHeaders, receive: Receive, send: Send) -> None:
+    async def _get(
+        self,
+        headers: HttpHeaders,
+        receive: Receive,
+        send: Send,
+        principal: object = None,
+    ) -> None:
         refused = (
             check_host(headers, self.policy)
             or check_origin(headers, self.policy)
@@ -418,9 +485,10 @@ class LegacySseApp:
         if refused is not None:
             raise _Refused(refused)
         transport = _SessionTransport(self.buffer)
+        transport.principal = principal
         state = _Session(transport, Connection(transport, self.session.handler()))
         try:
-            session_id = self.sessions.create(state)
+            session_id = self.sessions.create(state, principal)
         except SessionLimitError:
             transport.discard()
             raise _Refused(
@@ -434,28 +502,30 @@ class LegacySseApp:
             await _write(send, encode_event(endpoint, event="endpoint"))
             async with anyio.create_task_group() as tasks:
                 tasks.start_soon(state.connection.run)
-                tasks.start_soon(self._watch_disconnect, receive, session_id, tasks)
+                tasks.start_soon(
+                    self._watch_disconnect, receive, session_id, tasks, principal
+                )
                 await self._write_messages(transport, send)
                 await send({"type": "http.response.body", "body": b""})
                 tasks.cancel_scope.cancel()
         finally:
-            self._forget(session_id)
+            self._forget(session_id, principal)
             transport.discard()
             with anyio.CancelScope(shield=True):
                 await state.connection.aclose()
 
     async def _watch_disconnect(
-        self, receive: Receive, session_id: str, tasks: TaskGroup
+        self, receive: Receive, session_id: str, tasks: TaskGroup, owner: object
     ) -> None:
         """Forget the session as soon as its client goes away (so the
         connection is closed after its id is gone), then stop serving it."""
         while (await receive())["type"] != "http.disconnect":
             pass
-        self._forget(session_id)
+        self._forget(session_id, owner)
         tasks.cancel_scope.cancel()
 
-    def _forget(self, session_id: str) -> None:
-        if self.sessions.close(session_id) is not None:
+    def _forget(self, session_id: str, owner: object = None) -> None:
+        if self.sessions.close(session_id, owner) is not None:
             logger.debug("legacy SSE session %.8s... ended", session_id)
 
     async def _write_messages(self, transport: _SessionTransport, send: Send) -> None:
@@ -476,7 +546,12 @@ class LegacySseApp:
     # -- POST: one message --
 
     async def _post(
-        self, scope: Scope, headers: HttpHeaders, receive: Receive, send: Send
+        self,
+        scope: Scope,
+        headers: HttpHeaders,
+        receive: Receive,
+        send: Send,
+        principal: object = None,
     ) -> None:
         refused = (
             check_host(headers, self.policy)
@@ -487,19 +562,21 @@ class LegacySseApp:
         if refused is not None:
             raise _Refused(refused)
         session_id = _session_id(scope)
-        with self.sessions.use(session_id) as state:
+        with self.sessions.use(session_id, principal) as state:
             if state is None:
                 raise _Refused(HttpError(404, "Session not found (unknown or ended)"))
             body = await read_body(receive, self.policy)
             if isinstance(body, HttpError):
                 raise _Refused(body, closing(body))
             try:
-                read_messages(body)
+                message = read_messages(body)
             except BadMessage as bad:
                 if bad.response_id is not None:
                     # The engine fails the request of the server's it answers.
                     await self._feed(state, body)
                 raise _Refused(refusal(bad), reply_id=bad.reply_id) from None
+            authorize_requests(self.auth, self.required_scopes, principal, message)
+            state.transport.principal = principal
             await self._feed(state, body)
         await respond(send, 202, b"Accepted", "text/plain; charset=utf-8")
 

@@ -7,7 +7,8 @@ What happens to a request, in order:
 
 1. Guards (`security.py`): Host (DNS-rebinding allow-list when bound to
    loopback), Origin (403), Content-Type (415), Accept (406), body size (413),
-   then the optional `authenticate` hook (401 with `WWW-Authenticate: Bearer`).
+   then the optional `authenticate` hook (401 with `WWW-Authenticate: Bearer`)
+   or `auth` layer (its `AuthChallenge`: 401 or 403 with its own header).
    A body must arrive within the policy's `body_timeout_s` (408, connection
    closed). Its messages are read by the engine's rules (`messages.py`), so
    each error is the one stdio gives: a body that is no JSON-RPC message is
@@ -82,6 +83,7 @@ from mcp_codegen_runtime.protocol.meta import (
 
 from ...errors import ErrorCode, ProtocolError
 from .asgi import closing, read_body, respond, serve_lifespan, start_sse
+from .auth import AuthChallenge, authorize_requests
 from .headers import (
     HEADER_MISMATCH,
     PROTOCOL_VERSION_HEADER,
@@ -107,9 +109,11 @@ from .sessions import SessionLimitError, SessionRegistry, is_valid_session_id
 from .sse import encode_event
 
 if TYPE_CHECKING:
-    from collections.abc import Awaitable, Callable, Mapping
+    from collections.abc import Awaitable, Callable, Collection, Mapping
 
     from mcp_codegen_runtime.protocol.session import ServerConnection, ServerSession
+
+    from .auth import HttpAuth
 
 __all__ = ["HttpRequest", "McpHttpApp", "http_app", "http_principal", "serve_http"]
 
@@ -145,6 +149,8 @@ class HttpRequest:
     path: str
     headers: HttpHeaders
     client: tuple[str, int] | None
+    query: bytes = b""
+    """The raw query string (an auth layer refuses a token sent there)."""
 
 
 _principal: contextvars.ContextVar[object] = contextvars.ContextVar(
@@ -199,7 +205,14 @@ class McpHttpApp:
         policy: the security guards (default: `SecurityPolicy.for_bind` of
             127.0.0.1 on any port, i.e. local clients only).
         authenticate: called with each request; return who it is (readable in
-            handlers with `http_principal()`), or None to answer 401.
+            handlers with `http_principal()`), or None to answer 401 (or
+            raise `AuthChallenge` to answer its status and header).
+        auth: an authorization layer (`HttpAuth`, e.g. a `ResourceServer`):
+            its `authenticate` replaces the hook, and each request's scopes
+            (`required_scopes`) are checked with its `authorize` before the
+            request is served, so a refusal is an HTTP 403.
+        required_scopes: the scopes a request needs, by method and params
+            (e.g. a tool's), checked with `auth` (none without one).
         idle_timeout_s, max_sessions, max_sessions_per_principal: the
             legacy session limits (all anonymous clients are one principal).
         tool_input_schema: the `inputSchema` of a tool by name, to check the
@@ -213,6 +226,10 @@ class McpHttpApp:
         path: str = "/mcp",
         policy: SecurityPolicy | None = None,
         authenticate: Callable[[HttpRequest], Awaitable[object]] | None = None,
+        auth: HttpAuth | None = None,
+        required_scopes: (
+            Callable[[str, Mapping[str, Any]], Collection[str]] | None
+        ) = None,
         idle_timeout_s: float | None = 1800.0,
         max_sessions: int | None = 10_000,
         max_sessions_per_principal: int | None = DEFAULT_MAX_SESSIONS_PER_PRINCIPAL,
@@ -221,7 +238,11 @@ class McpHttpApp:
         self.session = session
         self.path = path
         self.policy = policy or SecurityPolicy.for_bind("127.0.0.1", 0)
-        self.authenticate = authenticate
+        if auth is not None and authenticate is not None:
+            raise ValueError("give authenticate or auth, not both")
+        self.authenticate = auth.authenticate if auth is not None else authenticate
+        self.auth = auth
+        self.required_scopes = required_scopes
         self.tool_input_schema = tool_input_schema
         self.sessions: SessionRegistry[_LegacySession] = SessionRegistry(
             idle_timeout_s=idle_timeout_s,
@@ -263,6 +284,15 @@ class McpHttpApp:
                 "application/json",
                 refusal.headers,
             )
+        except AuthChallenge as challenge:
+            refused = HttpError(challenge.status, challenge.message)
+            await respond(
+                send,
+                challenge.status,
+                refused.body(),
+                "application/json",
+                {"www-authenticate": challenge.www_authenticate},
+            )
 
     async def aclose(self) -> None:
         """End every legacy session."""
@@ -278,6 +308,7 @@ class McpHttpApp:
             scope.get("path", ""),
             headers,
             tuple(client) if client else None,
+            scope.get("query_string", b""),
         )
         principal = await self.authenticate(request)
         if principal is None:
@@ -334,9 +365,10 @@ class McpHttpApp:
             if bad.response_id is not None:
                 self._hand_over(headers, body, principal)
             raise _Refused(refusal(bad), reply_id=bad.reply_id) from None
+        if isinstance(message, Batch) and not message.items:
+            raise _refuse(400, "an empty batch")
+        authorize_requests(self.auth, self.required_scopes, principal, message)
         if isinstance(message, Batch):
-            if not message.items:
-                raise _refuse(400, "an empty batch")
             await self._post_legacy(headers, body, message, receive, send, principal)
             return
         if self._modern is not None and self._is_modern(headers, message):
@@ -824,14 +856,23 @@ def http_app(
     """The ASGI app `serve_http` runs: `McpHttpApp` at `path`, and, with
     `legacy_sse` (and legacy revisions served), the deprecated HTTP+SSE
     transport of 2024-11-05 at `/sse` and `/messages` in front of it, for old
-    clients. `options` go to `McpHttpApp`."""
+    clients. `options` go to `McpHttpApp`; an `auth` layer among them
+    protects HTTP+SSE too, and its routes (the protected resource metadata)
+    come first."""
     guards = policy or SecurityPolicy.for_bind("127.0.0.1", 0)
     app: Any = McpHttpApp(session, path=path, policy=guards, **options)
+    auth: HttpAuth | None = options.get("auth")
     if legacy_sse and session.legacy_versions:
         from .legacy_sse import LegacySseApp
 
-        app = LegacySseApp(session, policy=guards, fallback=app)
-    return app
+        app = LegacySseApp(
+            session,
+            policy=guards,
+            fallback=app,
+            auth=auth,
+            required_scopes=options.get("required_scopes"),
+        )
+    return app if auth is None else auth.mount(app)
 
 
 def serve_http(

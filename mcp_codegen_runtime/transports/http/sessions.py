@@ -19,7 +19,8 @@ has no sessions: its requests carry no id and get none.
   does), leaving existing sessions alone.
 - A session belongs to its `owner` (who opened it: the server's authenticated
   principal, None for anonymous, so all anonymous clients are one owner).
-  Only an equal (`==`) owner finds it; to any other, it is unknown.
+  Only an equal (`==`) owner finds it; to any other, it is unknown. An owner
+  with a `binding` (`principal_binding`) is compared by that.
 - At most `max_sessions_per_owner` live per owner: an owner at its cap loses
   its own least recently used session not in use (passed to `on_expire`), so
   one flooding client cannot lock the others out; when all of them are in
@@ -40,6 +41,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final, Generic, TypeVar
 
 from ...errors import McpError
+from ...request_state import principal_binding
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Generator
@@ -100,6 +102,7 @@ class _Owner:
     __slots__ = ("_hash", "value")
 
     def __init__(self, value: object) -> None:
+        value = principal_binding(value)
         self.value = value
         try:
             self._hash = hash(value)

@@ -242,3 +242,85 @@ def test_the_main_module_parses_its_options(demo: Path) -> None:
     )
     for option in ("--http", "--host", "--port", "default: 127.0.0.1"):
         assert option in result.stdout
+
+
+def test_auth_adds_the_oauth_settings_and_their_tests(tmp_path: Path) -> None:
+    code, output = new("guarded", "--dir", str(tmp_path), "--auth")
+    assert code == 0, output
+    project = tmp_path / "guarded"
+    assert {"guarded/auth.py", "tests/test_auth.py"} <= set(files_of(project))
+    meta = tomllib.loads((project / "pyproject.toml").read_text())
+    assert meta["project"]["dependencies"] == ["mcp-codegen[auth,http]>=0.1"]
+    server = (project / "guarded" / "server.py").read_text()
+    assert '@app.tool(scopes=["guarded:write"])' in server
+    assert "MCP_ISSUER_URL" in (project / "README.md").read_text()
+    plain = render_project("guarded", mcp_codegen_types.LATEST_VERSION)
+    assert "guarded/auth.py" not in plain
+    assert "scopes=" not in plain["guarded/server.py"]
+
+
+def test_the_generated_auth_tests_pass(tmp_path: Path) -> None:
+    """The protected project's tests (stdio, in-process, and OAuth over HTTP
+    with a key made in the test) pass with this venv; its code lints."""
+    project = create_project("guarded", tmp_path, auth=True)
+    env = {**os.environ, "PYTHONPATH": str(project)}
+    command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"]
+    result = subprocess.run(
+        [*command, str(project / "tests")],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=120,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "10 passed" in result.stdout
+    black = subprocess.run(
+        [str(BIN / "black"), "--check", "--quiet", "."],
+        cwd=project,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert black.returncode == 0, black.stderr
+    lint = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["ruff"]
+    ruff = subprocess.run(
+        [
+            str(BIN / "ruff"),
+            "check",
+            "--no-cache",
+            "--isolated",
+            "--line-length",
+            str(lint["line-length"]),
+            "--select",
+            ",".join(lint["lint"]["select"]),
+            ".",
+        ],
+        cwd=project,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert ruff.returncode == 0, ruff.stdout
+    helped = subprocess.run(
+        [sys.executable, "-m", "guarded", "--help"],
+        cwd=project,
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=60,
+    )
+    for option in ("--issuer-url", "--resource-url", "--required-scopes"):
+        assert option in helped.stdout
+    refused = subprocess.run(
+        [sys.executable, "-m", "guarded", "--http"],
+        cwd=project,
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=60,
+        env={k: v for k, v in os.environ.items() if not k.startswith("MCP_")},
+    )
+    assert refused.returncode == 2
+    assert "--issuer-url" in refused.stderr

@@ -161,3 +161,22 @@ def test_the_caller_is_named_by_value_not_by_object_or_key_order() -> None:
 def test_a_principal_without_a_stable_name_is_a_type_error() -> None:
     with pytest.raises(TypeError, match="stable __repr__"):
         RequestStateSealer().seal({}, BINDING, Opaque())
+
+
+def test_a_principal_with_a_binding_is_digested_by_it() -> None:
+    """A refreshed token (new expiry, more scopes) of the same caller keeps
+    its request state: the digest is of `binding` alone."""
+    from mcp_codegen_runtime.request_state import principal_binding, principal_digest
+
+    class Caller(msgspec.Struct, frozen=True):
+        name: str
+        scopes: frozenset[str]
+
+        @property
+        def binding(self) -> str:
+            return self.name
+
+    first, later = Caller("a", frozenset({"x"})), Caller("a", frozenset({"x", "y"}))
+    assert principal_binding(first) == "a"
+    assert principal_digest(first) == principal_digest(later)
+    assert principal_digest(first) != principal_digest(Caller("b", frozenset()))

@@ -1,0 +1,88 @@
+"""What the HTTP server asks of an authorization layer, free of any OAuth code.
+
+`McpHttpApp(auth=...)` takes any object of the `HttpAuth` shape (the
+`ResourceServer` of `mcp_codegen_runtime.auth.server` is one): it names the
+caller of each request, or refuses it by raising `AuthChallenge`, whose status
+and `WWW-Authenticate` value the server answers with as they are (401 for a
+missing or bad token, 403 for scopes the request lacks).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Protocol
+
+from mcp_codegen_runtime.jsonrpc.envelope import BadMessage
+
+from .messages import Batch, params_of, request_id
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Collection, Mapping
+
+    from mcp_codegen_runtime.jsonrpc.envelope import Envelope
+
+    from .server import HttpRequest
+
+__all__ = ["AuthChallenge", "HttpAuth", "authorize_requests"]
+
+
+class AuthChallenge(Exception):
+    """A refusal to answer with `status` and a `WWW-Authenticate` header.
+
+    Args:
+        status: 401 (no or bad credentials) or 403 (not enough scope).
+        www_authenticate: the header's value, e.g. `Bearer error="..."`.
+        message: the reason, sent in the JSON-RPC error body.
+    """
+
+    def __init__(self, status: int, www_authenticate: str, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+        self.www_authenticate = www_authenticate
+        self.message = message
+
+
+class HttpAuth(Protocol):
+    """An authorization layer the HTTP server consults."""
+
+    async def authenticate(self, request: HttpRequest) -> object:
+        """Who sent `request`.
+
+        Raises:
+            AuthChallenge: the request is refused (typically 401).
+        """
+        ...
+
+    def authorize(self, principal: object, scopes: Collection[str]) -> None:
+        """Check that `principal` holds `scopes`, the scopes one request needs.
+
+        Raises:
+            AuthChallenge: it does not (typically 403 `insufficient_scope`).
+        """
+        ...
+
+    def mount(self, app: Any) -> Any:
+        """`app` (ASGI) with the layer's own routes (its metadata) in front."""
+        ...
+
+
+def authorize_requests(
+    auth: HttpAuth | None,
+    required_scopes: Callable[[str, Mapping[str, Any]], Collection[str]] | None,
+    principal: object,
+    body: Envelope | Batch,
+) -> None:
+    """Refuse a POST body holding a request `principal` lacks the scopes of,
+    before any of it is served.
+
+    Raises:
+        AuthChallenge: a request needs scopes the principal does not hold.
+    """
+    if auth is None or required_scopes is None:
+        return
+    for item in body.items if isinstance(body, Batch) else [body]:
+        if isinstance(item, BadMessage) or request_id(item) is None:
+            continue
+        assert isinstance(item.method, str)  # a request has one
+        needed = required_scopes(item.method, params_of(item))
+        if needed:
+            auth.authorize(principal, needed)
