@@ -20,7 +20,7 @@ and an expired one get 401 `invalid_token`; one without `mcp:write` gets 403
 `insufficient_scope` naming it (the same token's `whoami` call succeeding,
 so each refusal is about the one thing wrong). The provider and the example
 run once for the module, each in its process on a free loopback port, and
-must write nothing on stderr. Wall time: about 10 s for the module, most of
+must write nothing on stderr. Wall time: about 6 s for the module, most of
 it the clients' interpreters starting.
 """
 
