@@ -18,10 +18,17 @@ names, and the retry succeeds.
 Then tokens the provider issued, presented by hand: one for another resource
 and an expired one get 401 `invalid_token`; one without `mcp:write` gets 403
 `insufficient_scope` naming it (the same token's `whoami` call succeeding,
-so each refusal is about the one thing wrong). The provider and the example
-run once for the module, each in its process on a free loopback port, and
-must write nothing on stderr. Wall time: about 6 s for the module, most of
-it the clients' interpreters starting.
+so each refusal is about the one thing wrong).
+
+The example also runs with opaque tokens, which it introspects (RFC 7662) at
+the provider: the Python SDK's flow works the same; an opaque token for
+another resource, and a JWT (which the provider will not introspect), get
+401 `invalid_token`.
+
+The provider and the two examples run once for the module, each in its
+process on a free loopback port, and must write nothing on stderr. Wall
+time: about 8 s for the module, most of it the clients' interpreters
+starting.
 """
 
 from __future__ import annotations
@@ -71,11 +78,12 @@ def free_port() -> int:
 class Process:
     """A server process, its stderr kept in a file."""
 
-    def __init__(self, command: list[str]) -> None:
+    def __init__(self, command: list[str], env: dict[str, str] | None = None) -> None:
         self.stderr: IO[bytes] = tempfile.TemporaryFile()
         self.proc = subprocess.Popen(
             command,
             cwd=REPO,
+            env=env,
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,
             stderr=self.stderr,
@@ -109,33 +117,52 @@ class Process:
 
 
 class Deployment:
-    """oidc-provider and the protected example, each in its process."""
+    """oidc-provider and the protected example twice, each in its process:
+    at `url` taking JWTs, at `opaque_url` taking opaque tokens it asks the
+    provider about (RFC 7662 introspection, as the provider's confidential
+    client `mcp-resource-server`). `opaque_elsewhere` is another resource the
+    provider issues opaque tokens for, served by nobody."""
 
     def __init__(self, node: Path) -> None:
-        port = free_port()
+        port, opaque_port = free_port(), free_port()
         self.url = f"http://127.0.0.1:{port}/mcp"
-        self.provider = Process([str(node), str(OIDC_PROVIDER)])
+        self.opaque_url = f"http://127.0.0.1:{opaque_port}/mcp"
+        self.opaque_elsewhere = f"http://127.0.0.1:{free_port()}/mcp"
+        secret = secrets.token_urlsafe(24)
+        provider_env = dict(os.environ)
+        provider_env["MCP_OPAQUE_RESOURCES"] = (
+            f"{self.opaque_url} {self.opaque_elsewhere}"
+        )
+        provider_env["MCP_INTROSPECTION_SECRET"] = secret
+        self.provider = Process([str(node), str(OIDC_PROVIDER)], provider_env)
         ready = self.provider.line(READY_TIMEOUT)
         assert ready.startswith("READY http://127.0.0.1:"), self.provider.errors()
         self.issuer = ready.removeprefix("READY ").strip()
-        self.example = Process(
-            [
-                sys.executable,
-                str(EXAMPLE),
-                "--port",
-                str(port),
-                "--issuer-url",
-                self.issuer,
-                "--resource-url",
-                self.url,
-            ]
+        self.example = self._example(port, self.url, {})
+        discovery = httpx.get(f"{self.issuer}/.well-known/openid-configuration")
+        self.introspecting = self._example(
+            opaque_port,
+            self.opaque_url,
+            {
+                "MCP_INTROSPECTION_ENDPOINT": discovery.json()[
+                    "introspection_endpoint"
+                ],
+                "MCP_CLIENT_ID": "mcp-resource-server",
+                "MCP_CLIENT_SECRET": secret,
+            },
         )
-        self._wait_listening(port)
+        for port_, process in ((port, self.example), (opaque_port, self.introspecting)):
+            self._wait_listening(port_, process)
 
-    def _wait_listening(self, port: int) -> None:
+    def _example(self, port: int, url: str, settings: dict[str, str]) -> Process:
+        env = {**os.environ, "MCP_ISSUER_URL": self.issuer, **settings}
+        command = [sys.executable, str(EXAMPLE), "--port", str(port)]
+        return Process([*command, "--resource-url", url], env)
+
+    def _wait_listening(self, port: int, example: Process) -> None:
         deadline = time.monotonic() + READY_TIMEOUT
         while time.monotonic() < deadline:
-            assert self.example.proc.poll() is None, self.example.errors()
+            assert example.proc.poll() is None, example.errors()
             try:
                 with socket.create_connection(("127.0.0.1", port), timeout=0.5):
                     return
@@ -152,8 +179,12 @@ class Deployment:
         return found
 
     def stop(self) -> dict[str, str]:
-        """End both; what each wrote on stderr."""
-        return {"example": self.example.stop(), "oidc-provider": self.provider.stop()}
+        """End all three; what each wrote on stderr."""
+        return {
+            "example": self.example.stop(),
+            "introspecting example": self.introspecting.stop(),
+            "oidc-provider": self.provider.stop(),
+        }
 
 
 @pytest.fixture(scope="module")
@@ -164,7 +195,7 @@ def deployment() -> Iterator[Deployment]:
         yield running
     finally:
         errors = running.stop()
-        assert errors == {"example": "", "oidc-provider": ""}
+        assert errors == dict.fromkeys(errors, "")
 
 
 # --------------------------------------------------------------------------
@@ -419,3 +450,48 @@ def test_a_token_without_a_tools_scope_is_refused_that_tool(
     found = challenge(write)
     assert found["error"] == "insufficient_scope"
     assert "mcp:write" in found["scope"].split()
+
+
+# --------------------------------------------------------------------------
+# Opaque tokens, introspected
+# --------------------------------------------------------------------------
+
+
+def test_the_python_sdk_client_signs_in_with_opaque_tokens(
+    deployment: Deployment, peer_python: Path
+) -> None:
+    deployment.grants()
+    report = run(
+        [str(peer_python), str(PYTHON_CLIENT), "legacy", deployment.opaque_url],
+        peer_env(),
+    )
+    grants = deployment.grants()
+    assert {g["format"] for g in grants} == {"opaque"}
+    check_flow(report, grants, deployment.opaque_url, frozenset({"offline_access"}))
+
+
+def test_an_opaque_token_for_another_resource_is_invalid_here(
+    deployment: Deployment,
+) -> None:
+    """The provider says it is active, and meant for `opaque_elsewhere`."""
+    deployment.grants()
+    token = provider_token(deployment.issuer, deployment.opaque_elsewhere, "mcp:read")
+    [grant] = deployment.grants()
+    assert grant["format"] == "opaque" and grant["aud"] == deployment.opaque_elsewhere
+    with httpx.Client(timeout=20) as http:
+        response = initialize(http, deployment.opaque_url, token)
+    assert response.status_code == 401
+    assert challenge(response)["error"] == "invalid_token"
+
+
+def test_a_jwt_is_invalid_where_tokens_are_introspected(
+    deployment: Deployment,
+) -> None:
+    """The provider will not introspect its JWTs (400 `unsupported_token_type`):
+    the token is refused, and the server logs no error (see the fixture)."""
+    token = provider_token(deployment.issuer, deployment.url, "mcp:read")
+    with httpx.Client(timeout=20) as http:
+        assert initialize(http, deployment.url, token).status_code == 200
+        response = initialize(http, deployment.opaque_url, token)
+    assert response.status_code == 401
+    assert challenge(response)["error"] == "invalid_token"

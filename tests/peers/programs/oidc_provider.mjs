@@ -16,6 +16,11 @@
 //   its access tokens are JWTs (RFC 9068) signed RS256 with `aud` = that
 //   resource. The signing key is made at start and never leaves the process:
 //   verifiers fetch the public half from the JWKS.
+// - Resources listed in MCP_OPAQUE_RESOURCES (space-separated URLs) get
+//   opaque access tokens instead, which their server asks about at the
+//   introspection endpoint (RFC 7662) as the confidential client
+//   `mcp-resource-server` with the secret in MCP_INTROSPECTION_SECRET (no
+//   such client without it). Only that client may introspect.
 // - Refresh tokens come with `offline_access`, the provider's default rule.
 // - A scripted login: the interaction endpoint signs the fixed user
 //   `interop-user` in and grants the scopes asked, with no form, so a client
@@ -26,8 +31,9 @@
 //   the provider as usual): the honest way to show a verifier an expired
 //   token without waiting out its clock-skew leeway.
 //
-// Each token issued is printed on stdout as `GRANT {"grant", "client",
-// "scope", "aud", "exp"}` (the claims of the JWT), for the tests to check.
+// Each token issued is printed on stdout as `GRANT {"grant", "format",
+// "client", "scope", "aud", "exp"}` (for a JWT, its claims; for an opaque
+// token, the provider's record, without `exp`), for the tests to check.
 import { generateKeyPairSync, randomBytes } from "node:crypto";
 import { createServer } from "node:http";
 import { createRequire } from "node:module";
@@ -46,6 +52,9 @@ const RESOURCE_SCOPES = "mcp:read mcp:write";
 const EXPIRED_CLIENT_NAME = "expired-tokens";
 const BACKDATE_S = 3600;
 const LOOPBACK = new Set(["127.0.0.1", "localhost", "[::1]"]);
+const OPAQUE = new Set((process.env.MCP_OPAQUE_RESOURCES ?? "").split(" ").filter(Boolean));
+const INTROSPECTION_SECRET = process.env.MCP_INTROSPECTION_SECRET;
+const INTROSPECTOR = "mcp-resource-server";
 
 function signingKey() {
   const { privateKey } = generateKeyPairSync("rsa", { modulusLength: 2048 });
@@ -130,8 +139,23 @@ function configuration() {
       claims: async () => ({ sub }),
     }),
     pkce: { required: () => true },
+    clients: INTROSPECTION_SECRET
+      ? [
+          {
+            client_id: INTROSPECTOR,
+            client_secret: INTROSPECTION_SECRET,
+            grant_types: [],
+            response_types: [],
+            redirect_uris: [],
+          },
+        ]
+      : [],
     features: {
       devInteractions: { enabled: false },
+      introspection: {
+        enabled: true,
+        allowedPolicy: async (_ctx, client) => client.clientId === INTROSPECTOR,
+      },
       registration: { enabled: true },
       resourceIndicators: {
         enabled: true,
@@ -145,8 +169,9 @@ function configuration() {
             scope: RESOURCE_SCOPES,
             audience: indicator,
             accessTokenTTL: 600,
-            accessTokenFormat: "jwt",
-            jwt: { sign: { alg: "RS256" } },
+            ...(OPAQUE.has(indicator)
+              ? { accessTokenFormat: "opaque" }
+              : { accessTokenFormat: "jwt", jwt: { sign: { alg: "RS256" } } }),
           };
         },
       },
@@ -209,9 +234,14 @@ function claimsOf(jwt) {
 function announce(ctx) {
   const token = ctx.body?.access_token;
   if (typeof token !== "string") return;
-  const claims = claimsOf(token);
+  const jwt = token.split(".").length === 3;
+  const entity = ctx.oidc.entities.AccessToken;
+  const claims = jwt
+    ? claimsOf(token)
+    : { client_id: entity.clientId, scope: entity.scope, aud: entity.aud, exp: entity.exp };
   const line = {
     grant: ctx.oidc.params.grant_type,
+    format: jwt ? "jwt" : "opaque",
     client: claims.client_id,
     scope: claims.scope ?? null,
     aud: claims.aud,
