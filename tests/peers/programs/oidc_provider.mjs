@@ -11,10 +11,10 @@
 // - Dynamic Client Registration (RFC 7591) is open, public clients
 //   (`token_endpoint_auth_method: none`) included; PKCE is required of every
 //   client (S256, the only method this provider knows).
-// - Resource indicators (RFC 8707): any http(s) URL on this machine's
-//   loopback is a resource server with the scopes `mcp:read mcp:write`, and
-//   its access tokens are JWTs (RFC 9068) signed RS256 with `aud` = that
-//   resource. The signing key is made at start and never leaves the process:
+// - Resource indicators (RFC 8707): any absolute http(s) URL without a
+//   fragment is a resource server with the scopes `mcp:read mcp:write` (or
+//   those MCP_RESOURCE_SCOPES lists, space-separated), and its access tokens
+//   are JWTs (RFC 9068) signed RS256 with `aud` = that resource. The signing key is made at start and never leaves the process:
 //   verifiers fetch the public half from the JWKS.
 // - Resources listed in MCP_OPAQUE_RESOURCES (space-separated URLs) get
 //   opaque access tokens instead, which their server asks about at the
@@ -48,10 +48,9 @@ const entry = createRequire(join(providerDir, "package.json")).resolve("oidc-pro
 const { default: Provider } = await import(pathToFileURL(entry).href);
 
 const USER = "interop-user";
-const RESOURCE_SCOPES = "mcp:read mcp:write";
+const RESOURCE_SCOPES = process.env.MCP_RESOURCE_SCOPES || "mcp:read mcp:write";
 const EXPIRED_CLIENT_NAME = "expired-tokens";
 const BACKDATE_S = 3600;
-const LOOPBACK = new Set(["127.0.0.1", "localhost", "[::1]"]);
 const OPAQUE = new Set((process.env.MCP_OPAQUE_RESOURCES ?? "").split(" ").filter(Boolean));
 const INTROSPECTION_SECRET = process.env.MCP_INTROSPECTION_SECRET;
 const INTROSPECTOR = "mcp-resource-server";
@@ -62,10 +61,10 @@ function signingKey() {
   return { ...jwk, kid: randomBytes(8).toString("hex"), alg: "RS256", use: "sig" };
 }
 
-function loopbackResource(indicator) {
+function resourceIndicator(indicator) {
   try {
     const url = new URL(indicator);
-    return ["http:", "https:"].includes(url.protocol) && LOOPBACK.has(url.hostname);
+    return ["http:", "https:"].includes(url.protocol) && !indicator.includes("#");
   } catch {
     return false;
   }
@@ -162,7 +161,7 @@ function configuration() {
         defaultResource: async (_ctx, _client, oneOf) => oneOf,
         useGrantedResource: async () => true,
         getResourceServerInfo: async (_ctx, indicator) => {
-          if (!loopbackResource(indicator)) {
+          if (!resourceIndicator(indicator)) {
             throw new Provider.errors.InvalidTarget();
           }
           return {
