@@ -16,6 +16,10 @@ Node.js 22) and the MCP Inspector 2.x (`engines: node >= 22.19.0`). So:
   `server --suite all`) and 0.2.0-alpha.12 (run per spec revision,
   `server --requirements 2025-11-25` or `2026-07-28`). Their dependency trees
   differ, so they cannot share one node_modules.
+- `oidc-provider` (panva's certified OpenID Provider, the authorization
+  server of the end-to-end OAuth tests) gets `.cache/peers/oidc-provider/`;
+  the program running it (`tests/peers/programs/oidc_provider.mjs`) imports
+  the package from there.
 - The Inspector gets `.cache/peers/inspector/`; `inspector_cli_command()` is the
   argv prefix of its scriptable CLI mode (`npx @modelcontextprotocol/inspector
   --cli ...` without npx), and `inspector_env()` points its HOME into the cache,
@@ -27,7 +31,7 @@ script run on Node.js 22. Installing is idempotent and locked like
 `benchmarks.peers`: with everything at its pin, ensuring reads a few
 package.json files and runs nothing.
 
-    python -m benchmarks.peers node22|conformance|inspector
+    python -m benchmarks.peers node22|conformance|inspector|oidc-provider
 """
 
 from __future__ import annotations
@@ -91,6 +95,13 @@ source checkout)."""
 
 INSPECTOR_PACKAGE = "@modelcontextprotocol/inspector"
 INSPECTOR_DIR = PEERS_DIR / "inspector"
+
+OIDC_PROVIDER_VERSION = "9.13.3"
+"""npm `oidc-provider`: `latest` on npm when pinned (an OpenID Certified
+provider; its 9.x is ESM-only and runs on Node.js 22)."""
+
+OIDC_PROVIDER_PACKAGE = "oidc-provider"
+OIDC_PROVIDER_DIR = PEERS_DIR / "oidc-provider"
 
 
 def conformance_dir(version: str) -> Path:
@@ -295,10 +306,33 @@ def inspector_env(base: Mapping[str, str] | None = None) -> dict[str, str]:
     return env
 
 
+# --------------------------------------------------------------------------
+# oidc-provider
+# --------------------------------------------------------------------------
+
+
+def installed_oidc_provider_version() -> str | None:
+    """The oidc-provider version in `OIDC_PROVIDER_DIR` (None: missing)."""
+    package = OIDC_PROVIDER_PACKAGE
+    return installed_npm_versions(OIDC_PROVIDER_DIR, [package])[package]
+
+
+def ensure_oidc_provider(echo: Echo | None = None) -> Path:
+    """Install Node.js 22 and oidc-provider at its pin; return its project."""
+    node = ensure_node22(echo)
+    return _ensure_npm_project(
+        OIDC_PROVIDER_DIR,
+        {OIDC_PROVIDER_PACKAGE: OIDC_PROVIDER_VERSION},
+        echo,
+        node22=node,
+    )
+
+
 def ensure_node22_peers(echo: Echo | None = None) -> dict[str, Path]:
     """Install everything Node.js 22 runs: name -> path."""
     paths: dict[str, Path] = {"node22": ensure_node22(echo)}
     for version, project in ensure_conformance(echo).items():
         paths[f"conformance@{version}"] = project
     paths["inspector"] = ensure_inspector(echo)
+    paths["oidc-provider"] = ensure_oidc_provider(echo)
     return paths

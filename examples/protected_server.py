@@ -6,12 +6,16 @@
 
 It accepts JWT access tokens the issuer signed for this server (`aud` = the
 resource URL), checked against the issuer's JWKS (found through its metadata,
-or `--jwks-uri`). Every request needs `--required-scopes` (default
-`mcp:read`); the `write` tool also needs `mcp:write`, and is listed only to
-callers holding it. Clients find the issuer through the protected resource
-metadata at `/.well-known/oauth-protected-resource/mcp`, which every 401
+or `--jwks-uri`); or, with `--introspection-endpoint`, opaque tokens, asked
+of the issuer (RFC 7662) with this server's `--client-id` and
+`--client-secret`, and accepted when active and meant for this resource.
+Every request needs `--required-scopes` (default `mcp:read`); the `write`
+tool also needs `mcp:write`, and is listed only to callers holding it.
+Clients find the issuer through the protected resource metadata at
+`/.well-known/oauth-protected-resource/mcp`, which every 401
 names. Each setting may come from the environment instead: `MCP_ISSUER_URL`,
-`MCP_RESOURCE_URL`, `MCP_REQUIRED_SCOPES`, `MCP_JWKS_URI`.
+`MCP_RESOURCE_URL`, `MCP_REQUIRED_SCOPES`, `MCP_JWKS_URI`,
+`MCP_INTROSPECTION_ENDPOINT`, `MCP_CLIENT_ID`, `MCP_CLIENT_SECRET`.
 """
 
 from __future__ import annotations
@@ -20,7 +24,13 @@ import argparse
 import os
 
 from mcp_codegen_runtime.app import App, Context
-from mcp_codegen_runtime.auth.server import JwtVerifier, Principal, ResourceServer
+from mcp_codegen_runtime.auth.server import (
+    IntrospectionVerifier,
+    JwtVerifier,
+    Principal,
+    ResourceServer,
+    TokenVerifier,
+)
 
 app = App("protected-example", version="1.0.0")
 
@@ -41,11 +51,26 @@ def write(text: str) -> str:
 
 
 def resource_server(
-    issuer: str, resource: str, required: list[str], jwks_uri: str | None
+    issuer: str,
+    resource: str,
+    required: list[str],
+    jwks_uri: str | None,
+    introspection: tuple[str, str | None, str | None] | None = None,
 ) -> ResourceServer:
-    """The OAuth settings of the HTTP server."""
+    """The OAuth settings of the HTTP server; `introspection`: the endpoint,
+    client id and secret to verify opaque tokens with instead of JWTs."""
+    verifier: TokenVerifier = JwtVerifier(issuer, resource, jwks_uri=jwks_uri)
+    if introspection is not None:
+        endpoint, client_id, client_secret = introspection
+        verifier = IntrospectionVerifier(
+            endpoint,
+            client_id=client_id,
+            client_secret=client_secret,
+            audience=resource,
+            issuer=issuer,
+        )
     return ResourceServer(
-        JwtVerifier(issuer, resource, jwks_uri=jwks_uri),
+        verifier,
         resource,
         authorization_servers=[issuer],
         scopes_supported=sorted({*required, "mcp:read", "mcp:write"}),
@@ -65,12 +90,28 @@ def main(argv: list[str] | None = None) -> None:
         "--required-scopes", default=env("MCP_REQUIRED_SCOPES", "mcp:read")
     )
     parser.add_argument("--jwks-uri", default=env("MCP_JWKS_URI"))
+    parser.add_argument(
+        "--introspection-endpoint", default=env("MCP_INTROSPECTION_ENDPOINT")
+    )
+    parser.add_argument("--client-id", default=env("MCP_CLIENT_ID"))
+    parser.add_argument("--client-secret", default=env("MCP_CLIENT_SECRET"))
     args = parser.parse_args(argv)
     if not args.issuer_url:
         parser.error("--issuer-url (or MCP_ISSUER_URL) is required")
     resource = args.resource_url or f"http://{args.host}:{args.port}/mcp"
+    introspection = None
+    if args.introspection_endpoint:
+        introspection = (
+            args.introspection_endpoint,
+            args.client_id,
+            args.client_secret,
+        )
     auth = resource_server(
-        args.issuer_url, resource, args.required_scopes.split(), args.jwks_uri
+        args.issuer_url,
+        resource,
+        args.required_scopes.split(),
+        args.jwks_uri,
+        introspection,
     )
     app.run("http", host=args.host, port=args.port, auth=auth)
 

@@ -1,4 +1,5 @@
-"""Node.js 22, the conformance suites and the Inspector install and run, and
+"""Node.js 22, the conformance suites, the Inspector and oidc-provider install
+(and the first three run: oidc-provider runs in `test_oidc_end_to_end`), and
 `benchmarks.conformance` reads real runs correctly.
 
 `benchmarks.node22` installs them under `.cache/peers/` (the first run
@@ -149,6 +150,7 @@ def test_installers_are_idempotent_and_quiet(installed: dict[str, Path]) -> None
     assert node22.ensure_node22_peers(said.append) == installed
     assert node22.ensure_node22(said.append) == installed["node22"]
     assert node22.ensure_inspector(said.append) == node22.INSPECTOR_DIR
+    assert node22.ensure_oidc_provider(said.append) == node22.OIDC_PROVIDER_DIR
     elapsed = time.perf_counter() - started
     assert said == []  # nothing to install, nothing said
     assert elapsed < 1.0
@@ -168,6 +170,26 @@ def test_peers_cli_prints_the_node22_peers(installed: dict[str, Path]) -> None:
     assert lines[0] == (f"node22: {installed['node22']} (node {node22.NODE22_VERSION})")
     assert lines[1].startswith("conformance: ")
     assert json.loads(lines[2]) == node22.installed_conformance_versions()
+
+
+def test_peers_cli_installs_and_prints_oidc_provider(
+    installed: dict[str, Path],
+) -> None:
+    proc = subprocess.run(
+        [sys.executable, "-m", "benchmarks.peers", "oidc-provider"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert installed["oidc-provider"] == node22.OIDC_PROVIDER_DIR
+    assert node22.installed_oidc_provider_version() == node22.OIDC_PROVIDER_VERSION
+    assert proc.stdout.splitlines()[1:] == [
+        f"oidc-provider: {node22.OIDC_PROVIDER_DIR} "
+        f"(oidc-provider@{node22.OIDC_PROVIDER_VERSION})"
+    ]
 
 
 def test_inspector_cli_lists_and_calls_tools(

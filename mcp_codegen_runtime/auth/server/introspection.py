@@ -7,7 +7,9 @@ authenticating as an OAuth client (`client_secret_basic` or
 its `exp` (when given) has not passed, its `iss` is the expected issuer (when
 one is configured), and its `aud` names this resource (when an `audience` is
 configured: an answer with no `aud` is then refused, since nothing shows the
-token was meant for this server).
+token was meant for this server). A 400 whose `error` is about the token
+(`unsupported_token_type`, `invalid_token`: the endpoint will not read it)
+refuses the token too; any other failure is the server's, not the token's.
 """
 
 from __future__ import annotations
@@ -99,6 +101,8 @@ class IntrospectionVerifier:
         finally:
             if self._http is None:
                 await client.aclose()
+        if response.status_code == 400 and _refuses_the_token(response.content):
+            return None
         response.raise_for_status()
         try:
             answer = msgspec.json.decode(response.content)
@@ -131,3 +135,20 @@ class IntrospectionVerifier:
             expires_at=int(expires) if expires is not None else None,
             issuer=issuer if isinstance(issuer, str) else self.issuer,
         )
+
+
+_TOKEN_ERRORS = frozenset({"unsupported_token_type", "invalid_token"})
+
+
+def _refuses_the_token(body: bytes) -> bool:
+    """Whether a 400 answer's OAuth `error` is about the token itself (an
+    endpoint that will not read it: a JWT at oidc-provider, say), rather
+    than about this server's request or credentials."""
+    try:
+        answer = msgspec.json.decode(body)
+    except msgspec.DecodeError:
+        return False
+    if not isinstance(answer, dict):
+        return False
+    error = typing.cast("dict[str, Any]", answer).get("error")
+    return error in _TOKEN_ERRORS

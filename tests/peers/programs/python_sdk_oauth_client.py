@@ -5,10 +5,12 @@ server with its own OAuth flow (`OAuthClientProvider`), then calling tools.
         MODE URL
 
 MODE is the SDK's `Client(mode=...)` (`legacy` or `2026-07-28`). The
-"browser" is scripted: the redirect handler fetches the authorization URL
-without following the redirect and hands the code, state and `iss` of its
-`Location` to the callback handler. The client registers dynamically
-(RFC 7591), as a public client with PKCE.
+"browser" is scripted: the redirect handler fetches the authorization URL,
+follows the authorization server's redirects (its scripted login and consent,
+keeping cookies) up to the one to our redirect URI, which it does not follow,
+and hands the code, state and `iss` of that `Location` to the callback
+handler. The client registers dynamically (RFC 7591), as a public client
+with PKCE.
 
 It lists the tools, calls `whoami`, then `write` (403 `insufficient_scope`
 at first: the SDK steps up, re-authorizing with the scopes the challenge
@@ -66,11 +68,16 @@ class ScriptedBrowser:
 
     async def redirect(self, url: str) -> None:
         async with httpx2.AsyncClient() as http:
-            response = await http.get(url, follow_redirects=False)
+            response = first = await http.get(url)
+            # The authorization server's own hops (its login and consent
+            # pages, with their cookies) until it redirects to us.
+            while not response.headers["location"].startswith(REDIRECT_URI):
+                hop = response.url.join(response.headers["location"])
+                response = await http.get(hop)
         asked = {k: v[0] for k, v in parse_qs(urlsplit(url).query).items()}
         self.visited.append(
             {
-                "status": response.status_code,
+                "status": first.status_code,
                 "scope": asked.get("scope"),
                 "resource": asked.get("resource"),
                 "code_challenge_method": asked.get("code_challenge_method"),

@@ -6,8 +6,9 @@
 //
 // Its `OAuthClientProvider` is the SDK's interface, implemented here in
 // memory, with a scripted "browser": `redirectToAuthorization` fetches the
-// authorization URL without following the redirect and keeps the code of its
-// `Location`. When the SDK stops for the user (`UnauthorizedError`), the
+// authorization URL, follows the authorization server's redirects (its
+// scripted login and consent, cookies kept) up to the one to our redirect
+// URI, which it does not follow, and keeps the code of that `Location`. When the SDK stops for the user (`UnauthorizedError`), the
 // program hands that code to `transport.finishAuth` and tries again: the
 // connection (a new transport, as the SDK requires) and, on the 403 step-up,
 // the same call on the same session.
@@ -79,14 +80,28 @@ class MemoryProvider {
     return this.verifier;
   }
   async redirectToAuthorization(url) {
-    const response = await fetch(url, { redirect: "manual" });
+    const first = await fetch(url, { redirect: "manual" });
+    let response = first;
+    let location = new URL(response.headers.get("location"), url);
+    // The authorization server's own hops (its login and consent pages, with
+    // their cookies) until it redirects to us.
+    const cookies = new Map();
+    while (!location.href.startsWith(REDIRECT_URI)) {
+      for (const set of response.headers.getSetCookie()) {
+        const [pair] = set.split(";");
+        const at = pair.indexOf("=");
+        cookies.set(pair.slice(0, at), pair.slice(at + 1));
+      }
+      const cookie = [...cookies].map(([name, value]) => `${name}=${value}`).join("; ");
+      response = await fetch(location, { redirect: "manual", headers: { cookie } });
+      location = new URL(response.headers.get("location"), location);
+    }
     this.visited.push({
-      status: response.status,
+      status: first.status,
       scope: url.searchParams.get("scope"),
       resource: url.searchParams.get("resource"),
       code_challenge_method: url.searchParams.get("code_challenge_method"),
     });
-    const location = new URL(response.headers.get("location"));
     this.pendingCode = location.searchParams.get("code");
   }
 }

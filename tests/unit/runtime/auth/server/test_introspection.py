@@ -120,3 +120,26 @@ async def test_an_endpoint_refusing_the_server_is_an_error_not_a_bad_token() -> 
     )
     with pytest.raises(httpx.HTTPStatusError):
         await verifier.verify("t")
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("error", ["unsupported_token_type", "invalid_token"])
+async def test_an_endpoint_refusing_to_read_the_token_refuses_the_token(
+    error: str,
+) -> None:
+    """oidc-provider answers 400 `unsupported_token_type` for a JWT access
+    token (it introspects only its opaque ones): that token is not valid
+    here, and the client gets 401, not the server's error."""
+    endpoint = Endpoint({"error": error}, status=400)
+    verifier = IntrospectionVerifier(ENDPOINT, client_id="rs", http=endpoint.client())
+    assert await verifier.verify("eyJ.a.b") is None
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("answer", [{"error": "invalid_client"}, {}])
+async def test_other_bad_requests_stay_errors(answer: dict[str, Any]) -> None:
+    verifier = IntrospectionVerifier(
+        ENDPOINT, client_id="rs", http=Endpoint(answer, status=400).client()
+    )
+    with pytest.raises(httpx.HTTPStatusError):
+        await verifier.verify("t")
