@@ -18,8 +18,9 @@ from __future__ import annotations
 import typing
 from typing import TYPE_CHECKING
 
+from mcp_codegen_runtime.jsonrpc.connection import request_in_progress
+
 from ..errors import ErrorCode, RpcError
-from ..jsonrpc import request_in_progress
 
 if TYPE_CHECKING:
     from collections.abc import Collection, Iterable

@@ -182,7 +182,7 @@ if TYPE_CHECKING:
     from anyio.abc import TaskGroup, TaskStatus
     from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
-    from mcp_codegen_runtime.jsonrpc import RequestId
+    from mcp_codegen_runtime.jsonrpc.connection import RequestId
     from mcp_codegen_runtime.protocol.client import ClientSession
     from mcp_codegen_runtime.protocol.session import ServerSession
 

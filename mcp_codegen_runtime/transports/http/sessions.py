@@ -40,8 +40,9 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final, Generic, TypeVar
 
+from mcp_codegen_runtime.protocol.request_state import principal_binding
+
 from ...errors import McpError
-from ...request_state import principal_binding
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Generator

@@ -23,7 +23,7 @@ from tests.unit.runtime.auth.server.test_resource_server import (
     make_app,
     resource_server,
 )
-from tests.unit.runtime.http.test_legacy_sse import LIMIT, serving
+from tests.unit.runtime.transports.http.test_legacy_sse import LIMIT, serving
 
 
 @pytest.fixture
