@@ -51,7 +51,7 @@ from .routes import MetadataRoutes
 if TYPE_CHECKING:
     from collections.abc import Callable, Collection, Sequence
 
-    from ...transports.http.server import HttpRequest
+    from ...transports.http.auth import HttpRequest
     from .base import TokenVerifier
 
 __all__ = ["ResourceServer"]

@@ -9,6 +9,7 @@ missing or bad token, 403 for scopes the request lacks).
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
 from mcp_codegen_runtime.jsonrpc.envelope import BadMessage
@@ -20,9 +21,21 @@ if TYPE_CHECKING:
 
     from mcp_codegen_runtime.jsonrpc.envelope import Envelope
 
-    from .server import HttpRequest
+    from .headers import HttpHeaders
 
-__all__ = ["AuthChallenge", "HttpAuth", "authorize_requests"]
+__all__ = ["AuthChallenge", "HttpAuth", "HttpRequest", "authorize_requests"]
+
+
+@dataclass(frozen=True)
+class HttpRequest:
+    """What the `authenticate` hook sees of a request."""
+
+    method: str
+    path: str
+    headers: HttpHeaders
+    client: tuple[str, int] | None
+    query: bytes = b""
+    """The raw query string (an auth layer refuses a token sent there)."""
 
 
 class AuthChallenge(Exception):

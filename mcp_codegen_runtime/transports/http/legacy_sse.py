@@ -134,7 +134,7 @@ from .asgi import (
     serve_lifespan,
     start_sse,
 )
-from .auth import AuthChallenge, authorize_requests
+from .auth import AuthChallenge, HttpRequest, authorize_requests
 from .headers import (
     PROTOCOL_VERSION_HEADER,
     HttpError,
@@ -434,8 +434,6 @@ class LegacySseApp:
         refused = check_host(headers, self.policy) or check_origin(headers, self.policy)
         if refused is not None:
             raise _Refused(refused)
-        from .server import HttpRequest
-
         client = scope.get("client")
         request = HttpRequest(
             scope["method"],

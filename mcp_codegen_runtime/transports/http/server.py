@@ -83,7 +83,7 @@ from mcp_codegen_runtime.protocol.meta import (
 
 from ...errors import ErrorCode, ProtocolError
 from .asgi import closing, read_body, respond, serve_lifespan, start_sse
-from .auth import AuthChallenge, authorize_requests
+from .auth import AuthChallenge, HttpRequest, authorize_requests
 from .headers import (
     HEADER_MISMATCH,
     PROTOCOL_VERSION_HEADER,
@@ -139,18 +139,6 @@ DEFAULT_MAX_SESSIONS_PER_PRINCIPAL = 100
 """Legacy sessions one principal may hold at once (anonymous clients: one)."""
 
 Scope = dict[str, Any]
-
-
-@dataclass(frozen=True)
-class HttpRequest:
-    """What the `authenticate` hook sees of a request."""
-
-    method: str
-    path: str
-    headers: HttpHeaders
-    client: tuple[str, int] | None
-    query: bytes = b""
-    """The raw query string (an auth layer refuses a token sent there)."""
 
 
 _principal: contextvars.ContextVar[object] = contextvars.ContextVar(
