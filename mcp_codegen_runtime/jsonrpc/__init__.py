@@ -1,16 +1,11 @@
 """JSON-RPC 2.0: envelopes, the `Connection` (correlation, cancellation, timeouts),
-table-driven dispatch and the `Transport` contract. Stands on the codec.
+serving one request (`current_request`), table-driven dispatch and the
+`Transport` contract. Stands on the codec.
 """
 
-from .connection import (
-    Connection,
-    Peer,
-    RequestContext,
-    RequestId,
-    current_request,
-    request_in_progress,
-)
+from .connection import Connection, RequestId
 from .dispatch import Dispatcher
+from .serving import Peer, RequestContext, current_request, request_in_progress
 from .transport import Transport
 
 __all__ = [

@@ -4,15 +4,16 @@ Each incoming message is decoded in one msgspec pass into an envelope whose
 `params`, `result` and `error.data` stay raw JSON until the method (or the
 awaited result type) is known; the handler then decodes params once, straight
 into the exact type. Bad input is answered with the spec's error and the
-connection keeps serving.
+connection keeps serving. Each request runs in a task of its own, served by
+`serving.serve_request` (`ping` answered `{}` when the handler does not serve
+it; a handler's `SystemExit` or other `BaseException` fails its request
+alone, -32603; only cancellation passes through).
 
 Decisions worth knowing:
 
 - Outgoing request ids are integers counting up from 1.
 - `request(..., timeout=...)` raises `RequestTimeoutError`, a `TimeoutError`
   (and an `McpError`), after sending `notifications/cancelled`.
-- `ping` goes to the handler first; when it raises `MethodNotFoundError` the
-  engine answers `{}` itself, so liveness never depends on the handler.
 - End of stream fails pending requests with `TransportError`, gives handlers
   still running `drain_timeout` seconds to send their replies (nothing a peer
   sent before closing is dropped unanswered), then cancels them, and `run()`
@@ -29,8 +30,6 @@ Decisions worth knowing:
   found. A message the transport skipped as too large is answered by the id
   read from its first and last bytes: -32600 for a request, and a response
   fails the request of ours it answers with `MessageTooLargeError`.
-- A handler's `SystemExit`, `KeyboardInterrupt` or other `BaseException`
-  fails its request (-32603); only cancellation passes through.
 - A malformed response cannot be answered with its id (that id names one of our
   own requests, not one of the peer's), so it gets -32600 with id null, and the
   request it names fails with `ProtocolError`.
@@ -39,13 +38,11 @@ Decisions worth knowing:
 from __future__ import annotations
 
 import asyncio
-import contextvars
 import itertools
 import logging
 import typing
-from collections.abc import Awaitable, Callable, Coroutine
 from contextlib import AsyncExitStack
-from typing import TYPE_CHECKING, Any, Protocol, TypeAlias, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import anyio
 import msgspec
@@ -56,7 +53,6 @@ from mcp_codegen_runtime.errors import (
     ErrorCode,
     McpError,
     MessageTooLargeError,
-    MethodNotFoundError,
     ProtocolError,
     RequestTimeoutError,
     RpcError,
@@ -71,21 +67,29 @@ from .envelope import (
     Envelope,
     OutNotification,
     OutRequest,
-    OutResult,
     ParamsMeta,
     RequestId,
     decode_envelope,
     decode_item,
     encoder,
     error_reply,
-    internal_error,
     invalid,
     locate,
     message_decoder,
 )
 from .id_scan import scan_id
+from .serving import (
+    Handler,
+    Peer,
+    RequestContext,
+    current_request,
+    request_in_progress,
+    serve_notification,
+    serve_request,
+)
 
 if TYPE_CHECKING:
+    from collections.abc import Callable, Coroutine
     from types import TracebackType
     from typing import Self
 
@@ -108,16 +112,10 @@ __all__ = [
 ]
 
 T = TypeVar("T")
-Handler: TypeAlias = Callable[[str, bytes | None], Awaitable[bytes | None]]
-"""Serves one incoming message: `(method, raw params or None)` to the encoded
-result, or None (for notifications; a request answered with None gets `{}`).
-`Dispatcher.dispatch` has this signature. Raise `RpcError` to send an error."""
 
 logger = logging.getLogger(__name__)
 
-PING = "ping"
 CANCELLED = "notifications/cancelled"
-PROGRESS = "notifications/progress"
 DEFAULT_DRAIN_TIMEOUT = 2.0
 """Seconds running requests get to reply after end of stream (a stdio client
 waits 2 s after closing stdin before SIGTERM)."""
@@ -131,159 +129,6 @@ flight (the official SDKs send one request per caller)."""
 
 
 # --- the connection -----------------------------------------------------------
-
-
-class Peer(Protocol):
-    """The other side of a request, as its handler sees it: a `Connection`, or
-    the response stream of one HTTP request."""
-
-    async def notify(self, method: str, params: Any) -> None:
-        """Send a notification."""
-        ...
-
-    async def request(
-        self,
-        method: str,
-        params: Any,
-        result_type: Any,
-        *,
-        timeout: float | None = None,  # noqa: ASYNC109 - mirrors Connection
-    ) -> Any:
-        """Send a request and wait for its result."""
-        ...
-
-
-class RequestContext:
-    """The incoming request a handler is serving; see `current_request()`."""
-
-    def __init__(
-        self,
-        connection: Peer,
-        request_id: RequestId,
-        method: str,
-        progress_token: RequestId | None,
-        *,
-        principal: object = None,
-    ) -> None:
-        self.request_id = request_id
-        self.method = method
-        self.progress_token = progress_token
-        """The `_meta.progressToken` of the request's params, if it had one."""
-        self.principal = principal
-        """Who sent the request, as the transport authenticated it (None:
-        anonymous); request state and sessions are bound to it."""
-        self.connection = connection
-        """The connection the request came in on (to send requests back)."""
-        self._progress: float | None = None
-
-    async def report_progress(
-        self, progress: float, total: float | None = None, message: str | None = None
-    ) -> None:
-        """Send `notifications/progress` for this request.
-
-        Nothing is sent when the peer asked for no progress (no token), but the
-        order is checked all the same.
-
-        Raises:
-            ValueError: `progress` does not exceed the last value reported.
-            TransportError: the connection is closed.
-        """
-        if self._progress is not None and progress <= self._progress:
-            raise ValueError(
-                f"progress must increase: {progress} after {self._progress}"
-            )
-        self._progress = progress
-        if self.progress_token is None:
-            return
-        params: dict[str, Any] = {
-            "progressToken": self.progress_token,
-            "progress": progress,
-        }
-        if total is not None:
-            params["total"] = total
-        if message is not None:
-            params["message"] = message
-        await self.connection.notify(PROGRESS, params)
-
-
-_current: contextvars.ContextVar[RequestContext] = contextvars.ContextVar(
-    "mcp_codegen_runtime.jsonrpc.connection.current_request"
-)
-
-
-def request_in_progress() -> RequestContext | None:
-    """The request the calling code serves, or None outside any handler."""
-    return _current.get(None)
-
-
-async def serve_request(
-    handler: Handler | None, context: RequestContext, params: bytes | None
-) -> bytes:
-    """Serve one request with `context` current: the encoded response, a result
-    or the error the handler raised (-32603 without a traceback for anything
-    but `RpcError`; `ping` answered `{}` when the handler does not serve it).
-
-    Only cancellation passes through: `SystemExit`, `KeyboardInterrupt` and
-    any other `BaseException` a handler raises fail its request alone (a real
-    SIGINT cancels the event loop's main task; it never surfaces in a handler
-    on asyncio)."""
-    request_id = context.request_id
-    token = _current.set(context)
-    try:
-        if handler is None:
-            raise MethodNotFoundError(context.method)
-        result = await handler(context.method, params)
-    except MethodNotFoundError as exc:
-        if context.method == PING:
-            return encoder.encode(OutResult(id=request_id, result=Raw(b"{}")))
-        return error_reply(request_id, exc)
-    except RpcError as exc:
-        return error_reply(request_id, exc)
-    except Exception:
-        logger.exception("handler of %s failed", context.method)
-        return internal_error(request_id)
-    except anyio.get_cancelled_exc_class():
-        raise
-    except BaseException as exc:
-        # SystemExit and the like are the handler's failure: the process lives on.
-        logger.error("handler of %s raised %r", context.method, exc, exc_info=exc)
-        return internal_error(request_id)
-    finally:
-        _current.reset(token)
-    raw = Raw(b"{}" if result is None else result)
-    return encoder.encode(OutResult(id=request_id, result=raw))
-
-
-async def serve_notification(
-    handler: Handler | None, method: str, params: bytes | None
-) -> None:
-    """Serve one notification: nothing is answered, so failures are logged."""
-    try:
-        if handler is None:
-            raise MethodNotFoundError(method)
-        await handler(method, params)
-    except MethodNotFoundError:
-        logger.debug("no handler for notification %s", method)
-    except RpcError as exc:
-        logger.warning("notification %s rejected: %s", method, exc)
-    except Exception:
-        logger.exception("handler of notification %s failed", method)
-    except anyio.get_cancelled_exc_class():
-        raise
-    except BaseException as exc:
-        logger.error("handler of notification %s raised %r", method, exc, exc_info=exc)
-
-
-def current_request() -> RequestContext:
-    """The request the calling handler is serving.
-
-    Raises:
-        RuntimeError: not called from within a request handler.
-    """
-    try:
-        return _current.get()
-    except LookupError:
-        raise RuntimeError("not inside a JSON-RPC request handler") from None
 
 
 class _Pending:

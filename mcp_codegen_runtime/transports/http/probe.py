@@ -41,6 +41,12 @@ How answers are read:
 - Anything else (5xx, 401, 403, 406, 202 to a request, a body that is not a
   JSON-RPC reply) is `ProbeError`: no era can be told from it.
 
+A client that sends whatever its session asks (not a probe of its own) reads
+an HTTP error answering one of its POSTs with `client_refusal`: an
+`initialize` refused as above with `FallbackLegacySse` means no Streamable
+HTTP here (the HTTP client raises `LegacyServerError`), and a 2026 request
+refused as a legacy server refuses one says why in its error.
+
 Versions are listed oldest first, as everywhere in the runtime: the newest
 common one is the last.
 """
@@ -74,11 +80,13 @@ __all__ = [
     "ModernOutcome",
     "ProbeError",
     "ReadStream",
+    "Refusal",
     "RetryWithVersion",
     "classify_initialize",
     "classify_initialize_reply",
     "classify_modern",
     "classify_modern_reply",
+    "client_refusal",
     "legacy_endpoint",
 ]
 
@@ -359,6 +367,55 @@ def classify_initialize(
     if status in _FALLBACK_SSE_STATUSES:
         return FallbackLegacySse(f"{status} to initialize")
     return ProbeError(f"HTTP {status}", status, reply)
+
+
+@dataclass(frozen=True, slots=True)
+class Refusal:
+    """What an HTTP error answering one of a client's POSTs says about the
+    server.
+
+    Attributes:
+        legacy_sse: why the server is no Streamable HTTP endpoint (an
+            `initialize` refused with `FallbackLegacySse`), else None.
+        era: why a 2026 request looks refused by a legacy server (the reason
+            of `classify_modern`'s fallback), else None.
+    """
+
+    legacy_sse: str | None = None
+    era: str | None = None
+
+
+def client_refusal(
+    status: int,
+    content_type: str | None,
+    body: bytes,
+    *,
+    method: str | None,
+    version: str | None,
+) -> Refusal:
+    """What the HTTP error answering a POST (of `method`, at the 2026
+    `version` when it names one) says about the server.
+
+    Args:
+        status: the response's status (not 2xx).
+        content_type: its Content-Type, if any.
+        body: its body, or as much of it as was read.
+        method: the method of the request POSTed (None: not one request).
+        version: the protocol version a 2026 request named (None: legacy).
+    """
+    legacy_sse: str | None = None
+    if method == "initialize":
+        outcome = classify_initialize(status, content_type, body)
+        if isinstance(outcome, FallbackLegacySse):
+            legacy_sse = outcome.reason
+    era: str | None = None
+    if version is not None:
+        modern = classify_modern(
+            status, content_type, body, requested=version, modern_versions=()
+        )
+        if isinstance(modern, FallbackInitialize | FallbackLegacySse):
+            era = modern.reason
+    return Refusal(legacy_sse, era)
 
 
 def legacy_endpoint(event: Event, sse_url: str) -> str | None:

@@ -6,19 +6,20 @@ Two kinds of server:
   progress, and 2026 tools with `x-mcp-header` parameters), run by uvicorn in
   a thread on a free port; every HTTP request the client makes is recorded
   with an httpx event hook;
-- `httpx.MockTransport` handlers, for answers our server never gives (HTTP
-  errors with odd bodies, streams that end early, resumable streams, a
-  server of the HTTP+SSE era).
+- `httpx.MockTransport` handlers (`http_mocks`), for answers our server never
+  gives (HTTP errors with odd bodies, streams that end early).
+
+Resumed SSE streams are tested in test_client_sse.py, the HTTP+SSE fallback
+seam in test_fallback.py, the message reading and the tool memory without
+any HTTP in test_client_messages.py and test_client_tools.py.
 """
 
 from __future__ import annotations
 
 import socket
-import sys
 import threading
 import time
-import types
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass, field
 from typing import Any
@@ -38,13 +39,11 @@ from mcp_codegen_runtime.errors import (
     RpcError,
     TransportError,
 )
-from mcp_codegen_runtime.jsonrpc.connection import Connection, current_request
+from mcp_codegen_runtime.jsonrpc.connection import current_request
 from mcp_codegen_runtime.protocol.client import ClientSession
 from mcp_codegen_runtime.protocol.session import ServerSession
-from mcp_codegen_runtime.transports import memory_pair
 from mcp_codegen_runtime.transports.http.client import (
     HttpClientTransport,
-    LegacyServerError,
     SessionExpiredError,
     connect_http,
 )
@@ -58,6 +57,12 @@ from tests.unit.runtime.session_programs.echo_session import (
     Echo2026,
     session,
 )
+from tests.unit.runtime.transports.http.http_mocks import (
+    answer_of,
+    mock_client,
+    mocked,
+    request,
+)
 
 LIMIT = 20.0
 """Seconds any one test may take."""
@@ -66,7 +71,6 @@ LEGACY = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
 MODERN = "2026-07-28"
 SESSION_HEADER = "mcp-session-id"
 VERSION_HEADER = "mcp-protocol-version"
-LEGACY_SSE_MODULE = "mcp_codegen_runtime.transports.http.legacy_sse"
 
 
 @pytest.fixture
@@ -335,9 +339,9 @@ async def test_legacy_session_id_and_protocol_version_headers(version: str) -> N
     later = [s for s in recorder.sent if s is not initialize]
     assert [s.method for s in later][-1] == "DELETE"
     assert "GET" in [s.method for s in later]
-    for request in later:
-        assert request.headers[SESSION_HEADER] == session_id, request
-        assert request.headers[VERSION_HEADER] == version, request
+    for sent in later:
+        assert sent.headers[SESSION_HEADER] == session_id, sent
+        assert sent.headers[VERSION_HEADER] == version, sent
     get = next(s for s in later if s.method == "GET")
     assert get.headers["accept"] == "text/event-stream"
     assert recorder.posts("server/discover") == []  # no modern version allowed
@@ -415,10 +419,10 @@ async def test_modern_negotiation_and_calls_carry_the_2026_headers(
             )
             assert texts(legacy) == ["x"]
     assert recorder.methods() == ["POST"] * len(recorder.sent)  # no GET, no DELETE
-    for request in recorder.sent:
-        assert SESSION_HEADER not in request.headers
-        assert request.headers[VERSION_HEADER] == MODERN
-        assert request.headers["mcp-method"] == request.rpc_method
+    for sent in recorder.sent:
+        assert SESSION_HEADER not in sent.headers
+        assert sent.headers[VERSION_HEADER] == MODERN
+        assert sent.headers["mcp-method"] == sent.rpc_method
     calls = recorder.posts("tools/call")
     assert [c.headers["mcp-name"] for c in calls] == ["echo", "echo"]
     assert "mcp-name" not in recorder.posts("tools/list")[0].headers
@@ -667,34 +671,6 @@ async def test_an_http_error_with_a_json_rpc_body_fails_that_request(
             assert (await v2025_11_25.Client(session).list_tools()).tools
 
 
-MockHandler = Callable[[httpx.Request], Awaitable[httpx.Response]]
-
-
-@asynccontextmanager
-async def mocked(
-    handler: MockHandler, **options: Any
-) -> AsyncIterator[HttpClientTransport]:
-    """A transport whose HTTP requests `handler` answers."""
-    client = httpx.AsyncClient(transport=httpx.MockTransport(handler))
-    async with (
-        client,
-        HttpClientTransport("http://mcp.test/mcp", http_client=client, **options) as t,
-    ):
-        yield t
-
-
-def request(request_id: int, method: str = "tools/list") -> bytes:
-    return msgspec.json.encode(
-        {"jsonrpc": "2.0", "id": request_id, "method": method, "params": {}}
-    )
-
-
-async def answer_of(transport: HttpClientTransport, message: bytes) -> Any:
-    await transport.send(message)
-    with anyio.fail_after(5):
-        return msgspec.json.decode(await transport.receive())
-
-
 @pytest.mark.anyio
 @pytest.mark.parametrize(
     ("status", "content_type", "body", "code", "message"),
@@ -788,145 +764,9 @@ async def test_an_unreachable_server_raises_transport_error() -> None:
             await transport.send(request(1))
 
 
-@pytest.mark.parametrize("anyio_backend", ["asyncio", "trio"])
-@pytest.mark.anyio
-async def test_a_broken_legacy_stream_is_resumed_with_last_event_id() -> None:
-    """The POST's stream ends after a priming event with an id: the transport
-    GETs with Last-Event-ID after the stream's retry delay."""
-    seen: list[httpx.Request] = []
-    reply = b'{"jsonrpc":"2.0","id":1,"result":{"tools":[]}}'
-
-    async def handler(request: httpx.Request) -> httpx.Response:
-        seen.append(request)
-        sse = {"content-type": "text/event-stream"}
-        if request.method == "POST":
-            body = msgspec.json.decode(request.content)
-            if body["method"] == "initialize":
-                result = {"protocolVersion": "2025-11-25"}
-                return httpx.Response(
-                    200,
-                    headers={"mcp-session-id": "s1"},
-                    json={"jsonrpc": "2.0", "id": body["id"], "result": result},
-                )
-            return httpx.Response(
-                200, headers=sse, content=b"id: ev-1\nretry: 10\ndata:\n\n"
-            )
-        if request.method == "DELETE":
-            return httpx.Response(204)
-        assert request.headers["last-event-id"] == "ev-1"
-        return httpx.Response(
-            200, headers=sse, content=b"id: ev-2\ndata: " + reply + b"\n\n"
-        )
-
-    async with mocked(handler, standalone_stream=False) as transport:
-        initialized = await answer_of(transport, request(0, "initialize"))
-        assert initialized["result"]["protocolVersion"] == "2025-11-25"
-        answered = await answer_of(transport, request(1))
-    assert answered == msgspec.json.decode(reply)
-    get = seen[-2]
-    assert get.method == "GET"
-    assert get.headers["mcp-session-id"] == "s1"
-    assert get.headers["mcp-protocol-version"] == "2025-11-25"
-
-
-@pytest.mark.anyio
-async def test_a_standalone_stream_refused_with_405_is_not_retried() -> None:
-    seen: list[str] = []
-
-    async def handler(request: httpx.Request) -> httpx.Response:
-        seen.append(request.method)
-        if request.method == "GET":
-            return httpx.Response(405)
-        if request.method == "DELETE":
-            return httpx.Response(405)
-        body = msgspec.json.decode(request.content)
-        if body.get("method") == "initialize":
-            result = {"protocolVersion": "2025-03-26"}
-            return httpx.Response(
-                200, json={"jsonrpc": "2.0", "id": body["id"], "result": result}
-            )
-        return httpx.Response(202)
-
-    async with mocked(handler) as transport:
-        await answer_of(transport, request(1, "initialize"))
-        await transport.send(b'{"jsonrpc":"2.0","method":"notifications/initialized"}')
-        await anyio.sleep(0.1)
-        assert transport.session_id is None
-    assert seen == ["POST", "POST", "GET"]  # no session: no DELETE
-
-
 # --------------------------------------------------------------------------
-# 6. Servers of the HTTP+SSE era: LegacyServerError and the fallback seam
+# 6. Other eras end to end (the fallback seam: test_fallback.py), failures
 # --------------------------------------------------------------------------
-
-
-async def not_found(request: httpx.Request) -> httpx.Response:
-    """A server with nothing at the URL for POST (an HTTP+SSE server's SSE URL)."""
-    return httpx.Response(404, text="Not Found")
-
-
-@asynccontextmanager
-async def mock_client(handler: MockHandler) -> AsyncIterator[httpx.AsyncClient]:
-    async with httpx.AsyncClient(transport=httpx.MockTransport(handler)) as client:
-        yield client
-
-
-@pytest.mark.anyio
-async def test_initialize_refused_with_404_raises_legacy_server_error() -> None:
-    async with mock_client(not_found) as client:
-        with pytest.raises(LegacyServerError) as raised:
-            async with connect_http(
-                "http://mcp.test/sse",
-                **CLIENT,
-                http_client=client,
-                legacy_sse_fallback=False,
-            ):
-                pytest.fail("connected to nothing")
-    assert raised.value.status == 404
-    assert raised.value.url == "http://mcp.test/sse"
-
-
-@pytest.mark.anyio
-async def test_without_legacy_sse_the_fallback_reports_it(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    monkeypatch.setitem(sys.modules, LEGACY_SSE_MODULE, types.ModuleType("empty"))
-    async with mock_client(not_found) as client:
-        with pytest.raises(LegacyServerError, match="LegacySseClientTransport"):
-            async with connect_http(
-                "http://mcp.test/sse", **CLIENT, http_client=client
-            ):
-                pytest.fail("connected to nothing")
-
-
-@pytest.mark.anyio
-async def test_the_fallback_uses_legacy_sse_client_transport(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    """`legacy_sse.LegacySseClientTransport(url, http_client=...)` is built at
-    the same URL, with the same client, and only legacy versions negotiated."""
-    made: list[tuple[str, httpx.AsyncClient]] = []
-    client_end, server_end = memory_pair()
-
-    def factory(url: str, *, http_client: httpx.AsyncClient) -> Any:
-        made.append((url, http_client))
-        return client_end
-
-    fake = types.ModuleType(LEGACY_SSE_MODULE)
-    fake.__dict__["LegacySseClientTransport"] = factory
-    monkeypatch.setitem(sys.modules, LEGACY_SSE_MODULE, fake)
-    with anyio.fail_after(LIMIT):
-        async with (
-            mock_client(not_found) as client,
-            Connection(server_end, session("2025-11-25", MODERN).handler()),
-            connect_http("http://mcp.test/sse", **CLIENT, http_client=client) as s,
-        ):
-            assert made == [("http://mcp.test/sse", client)]
-            assert s.protocol_version == "2025-11-25"
-            echoed = await v2025_11_25.Client(s).call_tool(
-                name="echo", arguments={"message": "old"}
-            )
-            assert texts(echoed) == ["old"]
 
 
 @pytest.mark.anyio

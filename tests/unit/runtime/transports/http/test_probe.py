@@ -1,5 +1,6 @@
 """The client's era probe over HTTP: what a server's answer to a 2026 request,
-then to `initialize`, says; and the endpoint event of the HTTP+SSE transport.
+then to `initialize`, says; what an HTTP error answering any POST of the
+client says; and the endpoint event of the HTTP+SSE transport.
 
 The error bodies of the 2026-07-28 specification's examples are read from the
 shared schema folder.
@@ -23,11 +24,13 @@ from mcp_codegen_runtime.transports.http import (
     ModernOutcome,
     ProbeError,
     ReadStream,
+    Refusal,
     RetryWithVersion,
     classify_initialize,
     classify_initialize_reply,
     classify_modern,
     classify_modern_reply,
+    client_refusal,
     legacy_endpoint,
 )
 from mcp_codegen_types import v2026_07_28
@@ -376,6 +379,60 @@ def test_an_initialize_reply_read_from_a_stream() -> None:
     assert classify_initialize_reply(reply, modern_versions=MODERN) == (
         RetryWithVersion("2026-07-28", ("2026-07-28",))
     )
+
+
+# --- an HTTP error answering any POST of the client -----------------------------
+
+
+@pytest.mark.parametrize(
+    ("status", "content_type", "body", "method", "version", "expected"),
+    [
+        (404, None, b"", "initialize", None, Refusal("404 to initialize")),
+        (405, None, b"", "initialize", None, Refusal("405 to initialize")),
+        (
+            400,
+            JSON,
+            error_body(-32000),
+            "initialize",
+            None,
+            Refusal("400 to initialize"),
+        ),
+        # -32022 naming no modern version: still no fallback to HTTP+SSE.
+        (400, JSON, unsupported("2025-11-25"), "initialize", None, Refusal()),
+        (500, None, b"", "initialize", None, Refusal()),
+        (403, None, b"", "initialize", None, Refusal()),
+        (
+            404,
+            None,
+            b"",
+            "server/discover",
+            "2026-07-28",
+            Refusal(era="404 without a modern JSON-RPC error"),
+        ),
+        (
+            400,
+            "text/plain",
+            b"no",
+            "tools/list",
+            "2026-07-28",
+            Refusal(era="400 without a modern JSON-RPC error"),
+        ),
+        (500, None, b"", "tools/list", "2026-07-28", Refusal()),
+        (404, JSON, error_body(-32601), "tools/list", "2026-07-28", Refusal()),
+        (404, None, b"", "tools/list", None, Refusal()),
+        (404, None, b"", None, None, Refusal()),
+    ],
+)
+def test_a_client_refusal_tells_the_era_when_it_can(
+    status: int,
+    content_type: str | None,
+    body: bytes,
+    method: str | None,
+    version: str | None,
+    expected: Refusal,
+) -> None:
+    refusal = client_refusal(status, content_type, body, method=method, version=version)
+    assert refusal == expected
 
 
 # --- the HTTP+SSE endpoint event ------------------------------------------------
