@@ -1,0 +1,136 @@
+"""`OAuthClientAuth`: the authorization-code flow with PKCE for MCP clients."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from .authorization import check_response, start_authorization
+from .flow import LoadClient, OAuthFlow, SaveClient, select_scope
+from .registration import obtain_client, usable
+from .tokens import authorization_code_request, read_token_response
+
+if TYPE_CHECKING:
+    from collections.abc import Generator
+
+    from .assertion import PrivateKeyJwt
+    from .challenge import BearerChallenge
+    from .discovery import Discovery
+    from .documents import ClientInformation, ClientMetadata, TokenSet
+    from .flow import Effect
+    from .interaction import CallbackReceiver, RedirectHandler
+    from .storage import TokenStore
+
+__all__ = ["OAuthClientAuth"]
+
+
+class OAuthClientAuth(OAuthFlow):
+    """OAuth 2.1 for an MCP server, as an `httpx.Auth`::
+
+        auth = OAuthClientAuth(url, client_metadata=..., redirect_handler=...,
+                               callback=...)
+        async with connect_http(url, name="me", version="1", auth=auth) as s:
+            ...
+
+    On a 401 it discovers the authorization server, identifies the client
+    (`client`, pre-registered; else `client_metadata_url`, a Client ID
+    Metadata Document, where the server supports them; else registers
+    `client_metadata`), sends the user to authorize (`redirect_handler`,
+    then `callback` for the answer), redeems the code and retries.
+
+    Args:
+        server_url: the MCP endpoint.
+        client_metadata: the client's registration metadata; its first
+            redirect URI is the one used.
+        client_metadata_url: the HTTPS URL of the client's metadata document.
+        client: pre-registered credentials (`issuer` set: only there).
+        redirect_uri: overrides the metadata's first redirect URI.
+        scope: always ask for this scope instead of choosing one.
+        offline_access: also ask for `offline_access` (a refresh token) where
+            the authorization server lists it.
+        private_key: signs `private_key_jwt` client assertions.
+        store: tokens and registrations (default: in memory).
+        max_step_ups: 403 `insufficient_scope` answers re-authorized per request.
+    """
+
+    def __init__(
+        self,
+        server_url: str,
+        *,
+        redirect_handler: RedirectHandler,
+        callback: CallbackReceiver,
+        client_metadata: ClientMetadata | None = None,
+        client_metadata_url: str | None = None,
+        client: ClientInformation | None = None,
+        redirect_uri: str | None = None,
+        scope: str | None = None,
+        offline_access: bool = True,
+        private_key: PrivateKeyJwt | None = None,
+        store: TokenStore | None = None,
+        max_step_ups: int = 2,
+    ) -> None:
+        super().__init__(
+            server_url,
+            store=store,
+            private_key=private_key,
+            max_step_ups=max_step_ups,
+            redirect_handler=redirect_handler,
+            callback=callback,
+        )
+        if redirect_uri is None and client_metadata is not None:
+            redirect_uri = client_metadata.redirect_uris[0]
+        if redirect_uri is None:
+            raise ValueError("give client_metadata or a redirect_uri")
+        self.redirect_uri = redirect_uri
+        self.client_metadata = client_metadata
+        self.client_metadata_url = client_metadata_url
+        self.preregistered = client
+        self.fixed_scope = scope
+        self.offline_access = offline_access
+
+    def acquire(
+        self, challenge: BearerChallenge | None, discovery: Discovery, *, step_up: bool
+    ) -> Generator[Effect, Any, TokenSet]:
+        server = discovery.server
+        client = self.client
+        if client is None or not usable(client, server.issuer):
+            stored = yield LoadClient(server.issuer)
+            client, new = yield from obtain_client(
+                server,
+                preregistered=self.preregistered,
+                stored=stored,
+                metadata=self.client_metadata,
+                metadata_url=self.client_metadata_url,
+            )
+            if new:
+                yield SaveClient(server.issuer, client)
+            self.client = client
+        scope = self.fixed_scope or select_scope(
+            challenge,
+            discovery,
+            previous=self.scope if step_up else None,
+            offline_access=self.offline_access,
+        )
+        request = start_authorization(
+            server,
+            client_id=client.client_id,
+            redirect_uri=self.redirect_uri,
+            resource=discovery.resource,
+            scope=scope,
+            documented=discovery.documented,
+        )
+        answer = yield request
+        code = check_response(request, answer, server)
+        response = yield authorization_code_request(
+            server,
+            client,
+            code=code,
+            code_verifier=request.code_verifier,
+            redirect_uri=request.redirect_uri,
+            resource=discovery.resource,
+            key=self.private_key,
+        )
+        tokens = read_token_response(
+            response, issuer=server.issuer, resource=discovery.resource
+        )
+        self.scope = scope
+        return tokens
