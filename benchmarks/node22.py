@@ -27,7 +27,7 @@ script run on Node.js 22. Installing is idempotent and locked like
 `benchmarks.peers`: with everything at its pin, ensuring reads a few
 package.json files and runs nothing.
 
-    python -m benchmarks.peers node22|conformance|inspector
+    python -m benchmarks.peers node22|conformance|inspector|oidc-provider
 """
 
 from __future__ import annotations
@@ -91,6 +91,14 @@ source checkout)."""
 
 INSPECTOR_PACKAGE = "@modelcontextprotocol/inspector"
 INSPECTOR_DIR = PEERS_DIR / "inspector"
+
+OIDC_PROVIDER_VERSION = "9.13.3"
+"""npm `oidc-provider` (panva), a certified OpenID Provider and OAuth 2.0
+authorization server: the real authorization server of the OAuth end-to-end
+tests (`engines: node ^20.19 || ^22.12 || >= 24`)."""
+
+OIDC_PROVIDER_PACKAGE = "oidc-provider"
+OIDC_PROVIDER_DIR = PEERS_DIR / "oidc-provider"
 
 
 def conformance_dir(version: str) -> Path:
@@ -295,10 +303,23 @@ def inspector_env(base: Mapping[str, str] | None = None) -> dict[str, str]:
     return env
 
 
+def ensure_oidc_provider(echo: Echo | None = None) -> Path:
+    """Install Node.js 22 and `oidc-provider` at its pin; return its project
+    (run programs importing it with `cwd` or NODE_PATH there)."""
+    node = ensure_node22(echo)
+    return _ensure_npm_project(
+        OIDC_PROVIDER_DIR,
+        {OIDC_PROVIDER_PACKAGE: OIDC_PROVIDER_VERSION},
+        echo,
+        node22=node,
+    )
+
+
 def ensure_node22_peers(echo: Echo | None = None) -> dict[str, Path]:
     """Install everything Node.js 22 runs: name -> path."""
     paths: dict[str, Path] = {"node22": ensure_node22(echo)}
     for version, project in ensure_conformance(echo).items():
         paths[f"conformance@{version}"] = project
     paths["inspector"] = ensure_inspector(echo)
+    paths["oidc-provider"] = ensure_oidc_provider(echo)
     return paths

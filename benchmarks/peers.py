@@ -21,7 +21,7 @@ the MCP Inspector), and Node.js 22 itself, are installed by `benchmarks.node22`
 into folders of their own beside these; this module's command line drives both.
 
     python -m benchmarks.peers [python|node|all]   # install (or check), print them
-    python -m benchmarks.peers node22|conformance|inspector   # those only
+    python -m benchmarks.peers node22|conformance|inspector|oidc-provider  # only
 """
 
 from __future__ import annotations
@@ -369,7 +369,15 @@ def _run(
         )
 
 
-_TARGETS = {"python", "node", "node22", "conformance", "inspector", "all"}
+_TARGETS = {
+    "python",
+    "node",
+    "node22",
+    "conformance",
+    "inspector",
+    "oidc-provider",
+    "all",
+}
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -378,7 +386,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if len(args) > 1 or which not in _TARGETS:
         print(
             "usage: python -m benchmarks.peers [python|node|all]\n"
-            "       python -m benchmarks.peers node22|conformance|inspector",
+            "       python -m benchmarks.peers "
+            "node22|conformance|inspector|oidc-provider",
             file=sys.stderr,
         )
         return 2
@@ -402,7 +411,7 @@ def _main_node22(which: str) -> None:
     """Install and print the Node.js 22 peers `which` asks for."""
     from . import node22  # imported late: node22 imports this module
 
-    if which in {"node22", "conformance", "inspector", "all"}:
+    if which in {"node22", "conformance", "inspector", "oidc-provider", "all"}:
         node = node22.ensure_node22(print)
         print(f"node22: {node} (node {node22.node22_version(node)})")
     if which in {"conformance", "all"}:
@@ -413,6 +422,9 @@ def _main_node22(which: str) -> None:
         project = node22.ensure_inspector(print)
         version = node22.installed_inspector_version()
         print(f"inspector: {project} ({node22.INSPECTOR_PACKAGE}@{version})")
+    if which in {"oidc-provider", "all"}:
+        project = node22.ensure_oidc_provider(print)
+        print(f"oidc-provider: {project} ({node22.OIDC_PROVIDER_VERSION})")
 
 
 if __name__ == "__main__":
