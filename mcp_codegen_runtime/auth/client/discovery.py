@@ -18,6 +18,8 @@ from urllib.parse import urlsplit, urlunsplit
 import httpx
 import msgspec
 
+from mcp_codegen_runtime.transports.http.security import is_loopback
+
 from .documents import ResourceMetadata, ServerMetadata
 from .errors import AuthorizationError
 
@@ -33,6 +35,7 @@ __all__ = [
     "origin",
     "resource_allowed",
     "resource_metadata_urls",
+    "secure_endpoint",
     "server_metadata_urls",
 ]
 
@@ -90,6 +93,15 @@ def server_metadata_urls(issuer: str) -> list[str]:
     if not path:
         return [f"{base}{_OAUTH}", f"{base}{_OIDC}"]
     return [f"{base}{_OAUTH}{path}", f"{base}{_OIDC}{path}", f"{base}{path}{_OIDC}"]
+
+
+def secure_endpoint(url: str) -> bool:
+    """HTTPS, or plain HTTP to the loopback interface (development and
+    native apps): what an authorization server endpoint may be."""
+    parts = urlsplit(url)
+    if parts.scheme == "https":
+        return True
+    return parts.scheme == "http" and is_loopback(parts.hostname or "")
 
 
 def resource_allowed(server_url: str, resource: str) -> bool:
@@ -163,8 +175,22 @@ def _server_metadata(
                 f"the metadata at {url} names issuer {metadata.issuer!r}, "
                 f"not {issuer!r}"
             )
-        return metadata
+        return _checked(metadata)
     return None
+
+
+def _checked(metadata: ServerMetadata) -> ServerMetadata:
+    """`metadata`, once each of its endpoints is HTTPS (or loopback)."""
+    for endpoint in (
+        metadata.authorization_endpoint,
+        metadata.token_endpoint,
+        metadata.registration_endpoint,
+    ):
+        if endpoint is not None and not secure_endpoint(endpoint):
+            raise AuthorizationError(
+                f"{metadata.issuer} names an endpoint that is not HTTPS: {endpoint}"
+            )
+    return metadata
 
 
 def _legacy(server_url: str) -> Generator[httpx.Request, httpx.Response, Discovery]:
@@ -178,7 +204,9 @@ def _legacy(server_url: str) -> Generator[httpx.Request, httpx.Response, Discove
             f"the metadata at {base}{_OAUTH} names issuer {metadata.issuer!r}"
         )
     documented = metadata is not None
-    if metadata is None:
+    if metadata is not None:
+        metadata = _checked(metadata)
+    else:
         metadata = ServerMetadata(
             issuer=base,
             authorization_endpoint=f"{base}/authorize",

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
 
 from .authorization import check_response, start_authorization
+from .discovery import secure_endpoint
 from .flow import LoadClient, OAuthFlow, SaveClient, select_scope
 from .registration import obtain_client, usable
 from .tokens import authorization_code_request, read_token_response
@@ -80,6 +82,10 @@ class OAuthClientAuth(OAuthFlow):
             redirect_uri = client_metadata.redirect_uris[0]
         if redirect_uri is None:
             raise ValueError("give client_metadata or a redirect_uri")
+        if not secure_endpoint(redirect_uri) or not urlsplit(redirect_uri).hostname:
+            raise ValueError(
+                f"the redirect URI must be HTTPS or loopback HTTP: {redirect_uri}"
+            )
         self.redirect_uri = redirect_uri
         self.client_metadata = client_metadata
         self.client_metadata_url = client_metadata_url

@@ -12,6 +12,7 @@ from mcp_codegen_runtime.auth.client.discovery import (
     discover,
     resource_allowed,
     resource_metadata_urls,
+    secure_endpoint,
     server_metadata_urls,
 )
 from mcp_codegen_runtime.auth.client.errors import AuthorizationError
@@ -195,4 +196,31 @@ def test_legacy_metadata_from_another_origin_is_refused() -> None:
         return json_response(404)
 
     with pytest.raises(AuthorizationError):
+        drive(discover(MCP, None), respond)
+
+
+@pytest.mark.parametrize(
+    ("url", "secure"),
+    [
+        ("https://auth.example.com/token", True),
+        ("http://127.0.0.1:9000/token", True),
+        ("http://localhost/token", True),
+        ("http://[::1]:80/token", True),
+        ("http://auth.example.com/token", False),
+        ("ftp://auth.example.com/token", False),
+    ],
+)
+def test_secure_endpoint(url: str, secure: bool) -> None:
+    assert secure_endpoint(url) is secure
+
+
+def test_refuses_plain_http_endpoints_off_loopback() -> None:
+    def respond(request: httpx.Request) -> httpx.Response:
+        if "protected-resource" in str(request.url):
+            return json_response(200, {"resource": MCP, "authorization_servers": [AS]})
+        return json_response(
+            200, {**as_metadata(), "token_endpoint": "http://auth.example.com/token"}
+        )
+
+    with pytest.raises(AuthorizationError, match="HTTPS"):
         drive(discover(MCP, None), respond)

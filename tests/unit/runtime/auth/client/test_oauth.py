@@ -296,3 +296,16 @@ async def test_an_expired_token_without_refresh_is_sent_and_renewed(
             response = await post(http)
     assert response.status_code == 200
     assert len(world.authorizations) == 1
+
+
+@pytest.mark.parametrize(
+    "uri", ["http://app.example.com/cb", "com.example.app:/cb", "https://"]
+)
+def test_redirect_uris_are_loopback_or_https(world: World, uri: str) -> None:
+    with pytest.raises(ValueError, match="redirect"):
+        OAuthClientAuth(
+            MCP,
+            redirect_handler=world.redirect,
+            callback=world.callback,
+            redirect_uri=uri,
+        )
