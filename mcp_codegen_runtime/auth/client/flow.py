@@ -157,6 +157,14 @@ class OAuthFlow(httpx.Auth):
         """New tokens from the server `discovery` found."""
         raise NotImplementedError
 
+    def identify(
+        self, discovery: Discovery
+    ) -> Generator[Effect, Any, ClientInformation | None]:
+        """The client identity already known for the server `discovery`
+        found (None: `acquire` finds one)."""
+        return self.client
+        yield  # a generator, like the overrides that read the store
+
     def flow(self, request: httpx.Request) -> Generator[Effect, Any, None]:
         """Send `request` authorized, renewing the token as needed."""
         if not self._loaded:
@@ -216,6 +224,8 @@ class OAuthFlow(httpx.Auth):
         self.discovery = discovery
         tokens = self.tokens
         if not step_up and tokens is not None and tokens.refresh_token:
+            if self.client is None:  # e.g. tokens from the store, a new process
+                self.client = yield from self.identify(discovery)
             try:
                 return (yield from self.refresh(tokens))
             except TokenError:

@@ -93,23 +93,34 @@ class OAuthClientAuth(OAuthFlow):
         self.fixed_scope = scope
         self.offline_access = offline_access
 
+    def identify(
+        self, discovery: Discovery
+    ) -> Generator[Effect, Any, ClientInformation | None]:
+        """This server's identity: the current one, the pre-registered
+        credentials, or the stored registration, whichever is usable there."""
+        issuer = discovery.server.issuer
+        for known in (self.client, self.preregistered):
+            if usable(known, issuer):
+                return known
+        stored: ClientInformation | None = yield LoadClient(issuer)
+        return stored if usable(stored, issuer) else None
+
     def acquire(
         self, challenge: BearerChallenge | None, discovery: Discovery, *, step_up: bool
     ) -> Generator[Effect, Any, TokenSet]:
         server = discovery.server
-        client = self.client
-        if client is None or not usable(client, server.issuer):
-            stored = yield LoadClient(server.issuer)
+        client = yield from self.identify(discovery)
+        if client is None:
             client, new = yield from obtain_client(
                 server,
-                preregistered=self.preregistered,
-                stored=stored,
+                preregistered=None,
+                stored=None,
                 metadata=self.client_metadata,
                 metadata_url=self.client_metadata_url,
             )
             if new:
                 yield SaveClient(server.issuer, client)
-            self.client = client
+        self.client = client
         scope = self.fixed_scope or select_scope(
             challenge,
             discovery,

@@ -72,12 +72,12 @@ def obtain_client(
     if stored is not None and usable(stored, server.issuer):
         return stored, False
     if metadata_url is not None and server.client_id_metadata_document_supported:
-        return (
-            ClientInformation(
-                client_id=metadata_url, token_endpoint_auth_method="none"
-            ),
-            False,
+        document = ClientInformation(
+            client_id=metadata_url,
+            token_endpoint_auth_method="none",
+            issuer=server.issuer,
         )
+        return document, False
     if metadata is None or server.registration_endpoint is None:
         raise AuthorizationError(
             f"no client identity for {server.issuer}: give pre-registered "

@@ -309,3 +309,30 @@ def test_redirect_uris_are_loopback_or_https(world: World, uri: str) -> None:
             callback=world.callback,
             redirect_uri=uri,
         )
+
+
+@pytest.mark.anyio
+async def test_a_new_process_refreshes_with_the_stored_registration(
+    world: World, auth: OAuthClientAuth, store: MemoryTokenStore
+) -> None:
+    async with httpx.AsyncClient(
+        transport=httpx.MockTransport(world.handle), auth=auth
+    ) as http:
+        with anyio.fail_after(LIMIT):
+            await post(http)
+    world.access.clear()  # the access token expired meanwhile
+    again = OAuthClientAuth(
+        MCP,
+        redirect_handler=world.redirect,
+        callback=world.callback,
+        client_metadata=ClientMetadata(client_name="t", redirect_uris=[REDIRECT]),
+        store=store,
+    )
+    async with httpx.AsyncClient(
+        transport=httpx.MockTransport(world.handle), auth=again
+    ) as http:
+        with anyio.fail_after(LIMIT):
+            response = await post(http)
+    assert response.status_code == 200
+    assert len(world.authorizations) == 1
+    assert not any(line.endswith("/register") for line in world.log[6:])
