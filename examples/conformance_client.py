@@ -15,7 +15,8 @@ version negotiation):
   ID Metadata Document where the server supports them, or the pre-registered
   credentials of the context). The "browser" is headless: it fetches the
   authorization URL and reads the redirect's `Location`, as a user who
-  consents at once;
+  consents at once. Tokens are bound to a DPoP key where the server takes
+  DPoP proofs;
 - `auth/client-credentials-*`: through `ClientCredentialsAuth` with the
   context's secret or private key.
 
@@ -39,6 +40,7 @@ from mcp_codegen_runtime.auth.client import (
     ClientCredentialsAuth,
     ClientInformation,
     ClientMetadata,
+    DPoPKey,
     EnterpriseAuth,
     JwtBearerAuth,
     OAuthClientAuth,
@@ -145,6 +147,7 @@ def authorization(
             client_name="mcp-codegen-conformance", redirect_uris=[REDIRECT_URI]
         ),
         client_metadata_url=METADATA_URL,
+        dpop=DPoPKey(),
     )
 
 

@@ -17,6 +17,7 @@ from .documents import (
     ServerMetadata,
     TokenSet,
 )
+from .dpop import DPoPKey
 from .errors import AuthorizationError, TokenError
 from .interaction import AuthorizationResponse, CallbackReceiver, RedirectHandler
 from .jwt_bearer import EnterpriseAuth, JwtBearerAuth
@@ -32,6 +33,7 @@ __all__ = [
     "ClientCredentialsAuth",
     "ClientInformation",
     "ClientMetadata",
+    "DPoPKey",
     "Discovery",
     "EnterpriseAuth",
     "FileTokenStore",

@@ -1,4 +1,5 @@
-"""Reading a `WWW-Authenticate: Bearer ...` challenge (RFC 6750 §3, RFC 9728 §5.1)."""
+"""Reading a `WWW-Authenticate` challenge: Bearer (RFC 6750 §3, RFC 9728 §5.1)
+or DPoP (RFC 9449 §7.1), which carry the same parameters."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ import msgspec
 if TYPE_CHECKING:
     from collections.abc import Iterable
 
-__all__ = ["BearerChallenge", "parse_bearer_challenge"]
+__all__ = ["BearerChallenge", "parse_bearer_challenge", "parse_challenge"]
 
 _PARAM = re.compile(
     r"""\s*([!#$%&'*+\-.^_`|~0-9A-Za-z]+)\s*=\s*("(?:[^"\\]|\\.)*"|[^\s,]*)\s*,?"""
@@ -42,9 +43,9 @@ def _params(text: str) -> dict[str, str]:
     return found
 
 
-def _bearer_section(header: str) -> str | None:
-    """The auth-params of the Bearer challenge in one header value, which may
-    carry several challenges (`Basic realm="x", Bearer scope="y"`)."""
+def _section(header: str, wanted: str) -> str | None:
+    """The auth-params of the `wanted` scheme's challenge in one header value,
+    which may carry several (`Basic realm="x", Bearer scope="y"`)."""
     pos = 0
     while pos < len(header):
         scheme = _SCHEME.match(header, pos)
@@ -57,17 +58,19 @@ def _bearer_section(header: str) -> str | None:
             if param is None or not param.group(0).strip():
                 break
             end = param.end()
-        if scheme.group(1).lower() == "bearer":
+        if scheme.group(1).lower() == wanted:
             return header[start:end]
         pos = end if end > start else start
     return None
 
 
-def parse_bearer_challenge(headers: Iterable[str]) -> BearerChallenge | None:
-    """The first Bearer challenge among `WWW-Authenticate` header values, or
-    None when there is none."""
+def parse_challenge(
+    headers: Iterable[str], scheme: str = "bearer"
+) -> BearerChallenge | None:
+    """The first challenge of `scheme` among `WWW-Authenticate` header
+    values, or None when there is none."""
     for header in headers:
-        section = _bearer_section(header)
+        section = _section(header, scheme.lower())
         if section is None:
             continue
         params = _params(section)
@@ -78,3 +81,8 @@ def parse_bearer_challenge(headers: Iterable[str]) -> BearerChallenge | None:
             error_description=params.get("error_description"),
         )
     return None
+
+
+def parse_bearer_challenge(headers: Iterable[str]) -> BearerChallenge | None:
+    """The first Bearer challenge among `WWW-Authenticate` header values."""
+    return parse_challenge(headers, "bearer")

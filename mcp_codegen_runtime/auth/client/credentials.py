@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 from .documents import ClientInformation
 from .flow import OAuthFlow, select_scope
-from .tokens import client_credentials_request, read_token_response
+from .tokens import client_credentials_request
 
 if TYPE_CHECKING:
     from collections.abc import Generator
@@ -16,6 +16,7 @@ if TYPE_CHECKING:
     from .challenge import BearerChallenge
     from .discovery import Discovery
     from .documents import TokenSet
+    from .dpop import DPoPKey
     from .flow import Effect
     from .storage import TokenStore
 
@@ -27,7 +28,8 @@ class ClientCredentialsAuth(OAuthFlow):
     authorization server and asks its token endpoint with
     `grant_type=client_credentials`, authenticating with `client_secret`
     (`client_secret_basic`, or `_post` where only that is offered) or a
-    signed assertion (`private_key`, `private_key_jwt`)."""
+    signed assertion (`private_key`, `private_key_jwt`). With `dpop`, the
+    tokens are bound to that key where the server takes DPoP proofs."""
 
     def __init__(
         self,
@@ -38,10 +40,11 @@ class ClientCredentialsAuth(OAuthFlow):
         private_key: PrivateKeyJwt | None = None,
         scope: str | None = None,
         store: TokenStore | None = None,
+        dpop: DPoPKey | None = None,
     ) -> None:
         if (client_secret is None) == (private_key is None):
             raise ValueError("give exactly one of client_secret and private_key")
-        super().__init__(server_url, store=store, private_key=private_key)
+        super().__init__(server_url, store=store, private_key=private_key, dpop=dpop)
         method = "private_key_jwt" if private_key is not None else None
         self.credentials = ClientInformation(
             client_id=client_id,
@@ -57,14 +60,13 @@ class ClientCredentialsAuth(OAuthFlow):
         scope = self.fixed_scope or select_scope(
             challenge, discovery, previous=self.scope if step_up else None
         )
-        response = yield client_credentials_request(
+        request = client_credentials_request(
             discovery.server,
             client,
             resource=discovery.resource,
             scope=scope,
             key=self.private_key,
         )
+        response = yield from self.exchange(request)
         self.scope = scope
-        return read_token_response(
-            response, issuer=discovery.server.issuer, resource=discovery.resource
-        )
+        return self.read_tokens(response, discovery)

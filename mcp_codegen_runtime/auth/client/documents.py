@@ -45,6 +45,7 @@ class ServerMetadata(msgspec.Struct, kw_only=True, frozen=True):
     token_endpoint_auth_signing_alg_values_supported: list[str] | None = None
     client_id_metadata_document_supported: bool = False
     authorization_response_iss_parameter_supported: bool = False
+    dpop_signing_alg_values_supported: list[str] | None = None
 
 
 class ClientMetadata(msgspec.Struct, kw_only=True, frozen=True):

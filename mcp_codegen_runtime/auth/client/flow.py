@@ -22,7 +22,7 @@ import httpx
 import msgspec
 
 from .authorization import AuthorizationRequest
-from .challenge import BearerChallenge, parse_bearer_challenge
+from .challenge import BearerChallenge, parse_challenge
 from .discovery import Discovery, discover
 from .documents import ClientInformation, TokenSet
 from .errors import AuthorizationError, TokenError
@@ -33,6 +33,7 @@ if TYPE_CHECKING:
     from collections.abc import AsyncGenerator, Generator
 
     from .assertion import PrivateKeyJwt
+    from .dpop import DPoPKey
     from .interaction import AuthorizationResponse, CallbackReceiver, RedirectHandler
     from .storage import TokenStore
 
@@ -134,8 +135,10 @@ class OAuthFlow(httpx.Auth):
         max_step_ups: int = 2,
         redirect_handler: RedirectHandler | None = None,
         callback: CallbackReceiver | None = None,
+        dpop: DPoPKey | None = None,
     ) -> None:
         self.server_url = server_url
+        self.dpop = dpop
         self.store: TokenStore = store if store is not None else MemoryTokenStore()
         self.private_key = private_key
         self.max_step_ups = max_step_ups
@@ -180,9 +183,19 @@ class OAuthFlow(httpx.Auth):
         response = yield request
         renewed = False
         step_ups = 0
+        nonce_retried = False
         while True:
-            challenge = parse_bearer_challenge(
-                response.headers.get_list("WWW-Authenticate")
+            values = response.headers.get_list("WWW-Authenticate")
+            if self._new_nonce(request, response) and not nonce_retried:
+                proof = parse_challenge(values, "dpop")
+                if proof is not None and proof.error == "use_dpop_nonce":
+                    # RFC 9449 §9: the same request, with the server's nonce.
+                    nonce_retried = True
+                    sent = self._authorize(request)
+                    response = yield request
+                    continue
+            challenge = parse_challenge(values, "bearer") or parse_challenge(
+                values, "dpop"
             )
             step_up = (
                 response.status_code == 403
@@ -207,9 +220,72 @@ class OAuthFlow(httpx.Auth):
 
     def _authorize(self, request: httpx.Request) -> TokenSet | None:
         tokens = self.tokens
-        if tokens is not None:
-            request.headers["Authorization"] = f"Bearer {tokens.access_token}"
+        if tokens is None:
+            return None
+        token = tokens.access_token
+        if self.dpop is not None and tokens.token_type.lower() == "dpop":
+            request.headers["Authorization"] = f"DPoP {token}"
+            request.headers["DPoP"] = self.dpop.proof(
+                request.method, str(request.url), access_token=token
+            )
+        else:
+            request.headers["Authorization"] = f"Bearer {token}"
         return tokens
+
+    def _new_nonce(self, request: httpx.Request, response: httpx.Response) -> bool:
+        if self.dpop is None:
+            return False
+        nonce = response.headers.get("DPoP-Nonce")
+        return self.dpop.remember_nonce(str(request.url), nonce)
+
+    def _proving(self) -> bool:
+        """Whether token requests carry DPoP proofs: the client has a key
+        and the authorization server takes ES256 proofs."""
+        algorithms = (
+            self.discovery.server.dpop_signing_alg_values_supported
+            if self.discovery is not None
+            else None
+        )
+        return self.dpop is not None and "ES256" in (algorithms or [])
+
+    def exchange(
+        self, request: httpx.Request
+    ) -> Generator[Effect, Any, httpx.Response]:
+        """Send a token request (with a DPoP proof where used), and once more
+        with the server's nonce when it asks for one (RFC 9449 §8)."""
+        response: httpx.Response = yield self._prove(request)
+        if self._asks_for_nonce(request, response):
+            response = yield self._prove(request)
+        return response
+
+    def _prove(self, request: httpx.Request) -> httpx.Request:
+        if self.dpop is not None and self._proving():
+            request.headers["DPoP"] = self.dpop.proof("POST", str(request.url))
+        return request
+
+    def _asks_for_nonce(self, request: httpx.Request, response: httpx.Response) -> bool:
+        if not self._new_nonce(request, response) or response.status_code != 400:
+            return False
+        try:
+            answer = msgspec.json.decode(response.content, type=dict[str, Any])
+        except (msgspec.DecodeError, msgspec.ValidationError):
+            return False
+        return answer.get("error") == "use_dpop_nonce"
+
+    def read_tokens(
+        self,
+        response: httpx.Response,
+        discovery: Discovery,
+        previous: TokenSet | None = None,
+    ) -> TokenSet:
+        """The tokens of a token response from the server `discovery` found."""
+        return read_token_response(
+            response,
+            issuer=discovery.server.issuer,
+            resource=discovery.resource,
+            previous=previous,
+            token_types=("bearer", "dpop") if self._proving() else ("bearer",),
+        )
 
     def _renew(
         self, challenge: BearerChallenge | None, *, step_up: bool
@@ -251,19 +327,15 @@ class OAuthFlow(httpx.Auth):
             raise TokenError("invalid_grant", "nothing to refresh with")
         if tokens.issuer not in (None, discovery.server.issuer):
             raise TokenError("invalid_grant", "the tokens come from another server")
-        response = yield refresh_request(
+        request = refresh_request(
             discovery.server,
             client,
             refresh_token=tokens.refresh_token,
             resource=discovery.resource,
             key=self.private_key,
         )
-        return read_token_response(
-            response,
-            issuer=discovery.server.issuer,
-            resource=discovery.resource,
-            previous=tokens,
-        )
+        response = yield from self.exchange(request)
+        return self.read_tokens(response, discovery, previous=tokens)
 
     # -- the driver ----------------------------------------------------------
 

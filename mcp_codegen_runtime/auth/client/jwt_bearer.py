@@ -13,7 +13,7 @@ import msgspec
 from .documents import ClientInformation
 from .errors import TokenError
 from .flow import OAuthFlow, select_scope
-from .tokens import jwt_bearer_request, read_token_response
+from .tokens import jwt_bearer_request
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Generator
@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from .challenge import BearerChallenge
     from .discovery import Discovery
     from .documents import TokenSet
+    from .dpop import DPoPKey
     from .flow import Effect
     from .storage import TokenStore
 
@@ -54,8 +55,9 @@ class JwtBearerAuth(OAuthFlow):
         private_key: PrivateKeyJwt | None = None,
         scope: str | None = None,
         store: TokenStore | None = None,
+        dpop: DPoPKey | None = None,
     ) -> None:
-        super().__init__(server_url, store=store, private_key=private_key)
+        super().__init__(server_url, store=store, private_key=private_key, dpop=dpop)
         method: str | None
         if private_key is not None:
             method = "private_key_jwt"
@@ -85,7 +87,7 @@ class JwtBearerAuth(OAuthFlow):
             challenge, discovery, previous=self.scope if step_up else None
         )
         grant = yield from self.assertion(discovery, scope)
-        response = yield jwt_bearer_request(
+        request = jwt_bearer_request(
             discovery.server,
             client,
             assertion=grant,
@@ -93,10 +95,9 @@ class JwtBearerAuth(OAuthFlow):
             scope=scope,
             key=self.private_key,
         )
+        response = yield from self.exchange(request)
         self.scope = scope
-        return read_token_response(
-            response, issuer=discovery.server.issuer, resource=discovery.resource
-        )
+        return self.read_tokens(response, discovery)
 
 
 class EnterpriseAuth(JwtBearerAuth):

@@ -9,7 +9,7 @@ from .authorization import check_response, start_authorization
 from .discovery import secure_endpoint
 from .flow import LoadClient, OAuthFlow, SaveClient, select_scope
 from .registration import obtain_client, usable
-from .tokens import authorization_code_request, read_token_response
+from .tokens import authorization_code_request
 
 if TYPE_CHECKING:
     from collections.abc import Generator
@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from .challenge import BearerChallenge
     from .discovery import Discovery
     from .documents import ClientInformation, ClientMetadata, TokenSet
+    from .dpop import DPoPKey
     from .flow import Effect
     from .interaction import CallbackReceiver, RedirectHandler
     from .storage import TokenStore
@@ -52,6 +53,8 @@ class OAuthClientAuth(OAuthFlow):
         private_key: signs `private_key_jwt` client assertions.
         store: tokens and registrations (default: in memory).
         max_step_ups: 403 `insufficient_scope` answers re-authorized per request.
+        dpop: a DPoP key: tokens are bound to it (RFC 9449) where the
+            authorization server takes ES256 proofs.
     """
 
     def __init__(
@@ -69,6 +72,7 @@ class OAuthClientAuth(OAuthFlow):
         private_key: PrivateKeyJwt | None = None,
         store: TokenStore | None = None,
         max_step_ups: int = 2,
+        dpop: DPoPKey | None = None,
     ) -> None:
         super().__init__(
             server_url,
@@ -77,6 +81,7 @@ class OAuthClientAuth(OAuthFlow):
             max_step_ups=max_step_ups,
             redirect_handler=redirect_handler,
             callback=callback,
+            dpop=dpop,
         )
         if redirect_uri is None and client_metadata is not None:
             redirect_uri = client_metadata.redirect_uris[0]
@@ -137,7 +142,7 @@ class OAuthClientAuth(OAuthFlow):
         )
         answer = yield request
         code = check_response(request, answer, server)
-        response = yield authorization_code_request(
+        token_request = authorization_code_request(
             server,
             client,
             code=code,
@@ -146,8 +151,7 @@ class OAuthClientAuth(OAuthFlow):
             resource=discovery.resource,
             key=self.private_key,
         )
-        tokens = read_token_response(
-            response, issuer=server.issuer, resource=discovery.resource
-        )
+        response = yield from self.exchange(token_request)
+        tokens = self.read_tokens(response, discovery)
         self.scope = scope
         return tokens

@@ -169,12 +169,14 @@ def read_token_response(
     issuer: str,
     resource: str,
     previous: TokenSet | None = None,
+    token_types: tuple[str, ...] = ("bearer",),
 ) -> TokenSet:
     """The tokens of a token response; a refresh answer without a new
     refresh token keeps the previous one (RFC 6749 §6).
 
     Raises:
-        TokenError: an error answer, or a success that is not a Bearer token.
+        TokenError: an error answer, or a token of a type not in
+            `token_types` (lower case; `dpop` where the client sent a proof).
     """
     if response.status_code != 200:
         try:
@@ -189,7 +191,7 @@ def read_token_response(
         tokens = msgspec.json.decode(response.content, type=TokenSet)
     except (msgspec.ValidationError, msgspec.DecodeError) as exc:
         raise TokenError("invalid_response", str(exc)) from None
-    if tokens.token_type.lower() != "bearer":
+    if tokens.token_type.lower() not in token_types:
         raise TokenError("invalid_response", f"token type {tokens.token_type!r}")
     refresh = tokens.refresh_token
     if refresh is None and previous is not None:
