@@ -1,0 +1,107 @@
+"""`LoopbackCallback`: receives the authorization response on 127.0.0.1.
+
+For command-line apps (RFC 8252 §7.3): it listens on a free loopback port,
+its `redirect_uri` is `http://127.0.0.1:PORT/callback`, and awaiting it
+returns the parameters of the first request to that path.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Self
+
+import anyio
+from anyio.abc import SocketAttribute, SocketListener
+
+from .interaction import AuthorizationResponse
+
+if TYPE_CHECKING:
+    from types import TracebackType
+
+    from anyio.abc import SocketStream
+
+__all__ = ["LoopbackCallback"]
+
+_PAGE = (
+    b"<!doctype html><title>Authorized</title>"
+    b"<p>You may close this window and return to the application.</p>"
+)
+_LIMIT = 16384
+
+
+class LoopbackCallback:
+    """A one-shot HTTP listener on 127.0.0.1 for the redirect back::
+
+    async with LoopbackCallback() as callback:
+        auth = OAuthClientAuth(url, callback=callback,
+                               redirect_uri=callback.redirect_uri, ...)
+    """
+
+    def __init__(self, *, path: str = "/callback", port: int = 0) -> None:
+        self.path = path
+        self._port = port
+        self._listener: SocketListener | None = None
+
+    @property
+    def redirect_uri(self) -> str:
+        """The URI to register and send as `redirect_uri`."""
+        if self._listener is None:
+            raise RuntimeError("enter the LoopbackCallback first")
+        port = self._listener.extra(SocketAttribute.local_port)
+        return f"http://127.0.0.1:{port}{self.path}"
+
+    async def __aenter__(self) -> Self:
+        listeners = await anyio.create_tcp_listener(
+            local_host="127.0.0.1", local_port=self._port
+        )
+        (listener,) = listeners.listeners
+        assert isinstance(listener, SocketListener)
+        self._listener = listener
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        if self._listener is not None:
+            await self._listener.aclose()
+            self._listener = None
+
+    async def __call__(self) -> AuthorizationResponse:
+        """Wait for the redirect and return its parameters."""
+        if self._listener is None:
+            raise RuntimeError("enter the LoopbackCallback first")
+        while True:
+            stream = await self._listener.accept()
+            async with stream:
+                target = await _request_target(stream)
+                if target is None or target.split("?", 1)[0] != self.path:
+                    await _answer(stream, b"404 Not Found", b"not found")
+                    continue
+                await _answer(stream, b"200 OK", _PAGE)
+                return AuthorizationResponse.from_url(target)
+
+
+async def _request_target(stream: SocketStream) -> str | None:
+    data = b""
+    while b"\r\n" not in data and len(data) < _LIMIT:
+        try:
+            data += await stream.receive()
+        except (anyio.EndOfStream, anyio.BrokenResourceError):
+            return None
+    parts = data.split(b"\r\n", 1)[0].split(b" ")
+    if len(parts) != 3 or parts[0] != b"GET":
+        return None
+    return parts[1].decode("latin-1")
+
+
+async def _answer(stream: SocketStream, status: bytes, body: bytes) -> None:
+    head = (
+        b"HTTP/1.1 " + status + b"\r\nContent-Type: text/html; charset=utf-8\r\n"
+        b"Content-Length: " + str(len(body)).encode() + b"\r\nConnection: close\r\n\r\n"
+    )
+    try:
+        await stream.send(head + body)
+    except (anyio.BrokenResourceError, anyio.ClosedResourceError):
+        pass

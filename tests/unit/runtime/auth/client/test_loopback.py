@@ -1,0 +1,42 @@
+"""`LoopbackCallback`: a one-shot listener on 127.0.0.1 for the redirect."""
+
+from __future__ import annotations
+
+import anyio
+import httpx
+import pytest
+
+from mcp_codegen_runtime.auth.client import AuthorizationResponse, LoopbackCallback
+
+LIMIT = 10.0
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+@pytest.mark.anyio
+async def test_receives_the_redirect_on_loopback() -> None:
+    got: list[AuthorizationResponse] = []
+    with anyio.fail_after(LIMIT):
+        async with LoopbackCallback() as callback:
+            uri = callback.redirect_uri
+            assert uri.startswith("http://127.0.0.1:") and uri.endswith("/callback")
+
+            async def receive() -> None:
+                got.append(await callback())
+
+            async with anyio.create_task_group() as tasks:
+                tasks.start_soon(receive)
+                async with httpx.AsyncClient() as http:
+                    missed = await http.get(uri.replace("/callback", "/favicon.ico"))
+                    page = await http.get(f"{uri}?code=c1&state=s1&iss=https%3A%2F%2Fa")
+                assert missed.status_code == 404
+                assert page.status_code == 200 and "close this window" in page.text
+    assert got == [AuthorizationResponse(code="c1", state="s1", iss="https://a")]
+
+
+def test_the_uri_needs_the_listener() -> None:
+    with pytest.raises(RuntimeError, match="enter"):
+        _ = LoopbackCallback().redirect_uri
