@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from typing import assert_type
+from typing import Any, assert_type
 
 from mcp_codegen_runtime.codec.spec import RequestSender
+from mcp_codegen_runtime.codec.wire import UnsetType
 from mcp_codegen_types import v2025_11_25 as legacy, v2026_07_28 as modern
 
 
@@ -53,3 +54,15 @@ async def handler_types(
         await client.sampling_create_message(sampling), legacy.CreateMessageResult
     )
     assert_type(await client.roots_list(legacy.RequestParams()), legacy.ListRootsResult)
+
+
+def tool_parameters(old: legacy.Tool, new: modern.Tool) -> None:
+    """A tool's parameters read the same way in both eras (schema/overrides)."""
+    assert_type(old.input_schema.properties, dict[str, dict[str, Any]] | UnsetType)
+    assert_type(new.input_schema.properties, dict[str, Any] | UnsetType)
+    assert_type(old.input_schema.required, list[str] | UnsetType)
+    assert_type(new.input_schema.required, list[str] | UnsetType)
+    output = new.output_schema
+    if not isinstance(output, UnsetType):
+        assert_type(output.properties, dict[str, Any] | UnsetType)
+        assert_type(output.required, list[str] | UnsetType)
