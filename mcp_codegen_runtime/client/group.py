@@ -24,7 +24,9 @@ connect, the others are closed again and `GroupError` reports every server
 that failed (all are awaited, none hides another). With `partial=True` the
 group opens with the servers that connected and `failures` says why the
 others did not. A server that fails later (a call, a listing) raises for
-that call only; the others keep serving.
+that call only; one whose connection dies leaves the group (`failures`
+says why, calls routed to it raise `GroupError`) and the others keep
+serving.
 """
 
 from __future__ import annotations
@@ -153,7 +155,8 @@ class ClientGroup:
 
     @property
     def failures(self) -> Mapping[str, BaseException]:
-        """Why each server that did not connect failed (`partial=True`)."""
+        """Why each server that is not connected failed: on connecting
+        (`partial=True`) or since."""
         return dict(self._failures)
 
     def __getitem__(self, server: str) -> GroupMember:
@@ -163,6 +166,21 @@ class ClientGroup:
             KeyError: no connected server of that name.
         """
         return self._live[server]
+
+    def _member(self, server: str) -> GroupMember:
+        """The client a call goes to.
+
+        Raises:
+            GroupError: the server failed (to connect, or since).
+            KeyError: no server of that name.
+        """
+        member = self._live.get(server)
+        if member is not None:
+            return member
+        if server in self._failures:
+            failure = {server: self._failures[server]}
+            raise GroupError(f"server {server!r} is not connected", failure)
+        raise KeyError(server)
 
     def qualify(self, server: str, name: str) -> str:
         """The group's name for a server's tool or prompt."""
@@ -226,11 +244,13 @@ class ClientGroup:
                 task_status.started()
                 await closing.wait()
         except Exception as exc:  # reported through `failures`, never lost
-            if entered:
-                self._close_failures[name] = exc
-            else:
+            if not entered:
                 self._failures[name] = exc
                 task_status.started()
+            elif closing.is_set():
+                self._close_failures[name] = exc
+            else:  # died while open: calls routed to it say why
+                self._failures[name] = exc
         finally:
             self._live.pop(name, None)
 
@@ -296,9 +316,10 @@ class ClientGroup:
 
         Raises:
             RoutingError: no server lists a tool of that name.
+            GroupError: the server that has it failed.
         """
         server, tool = await self._route("tool", name, self.list_all_tools)
-        return await self._live[server].call_tool(tool, arguments, timeout=timeout)
+        return await self._member(server).call_tool(tool, arguments, timeout=timeout)
 
     async def list_all_prompts(self) -> list[Prompt]:
         """Every prompt of every server, named `<server><separator><prompt>`.
@@ -326,9 +347,10 @@ class ClientGroup:
 
         Raises:
             RoutingError: no server lists a prompt of that name.
+            GroupError: the server that has it failed.
         """
         server, prompt = await self._route("prompt", name, self.list_all_prompts)
-        return await self._live[server].get_prompt(prompt, arguments)
+        return await self._member(server).get_prompt(prompt, arguments)
 
     async def list_all_resources(self) -> list[Resource]:
         """Every resource of every server: URIs unchanged, names prefixed.
@@ -360,7 +382,8 @@ class ClientGroup:
 
         Raises:
             RoutingError: no server, or more than one, listed the URI.
-            KeyError: `server` is no connected server.
+            GroupError: that server failed.
+            KeyError: `server` is no server of the group.
         """
         if server is None:
             if uri not in self._uris:
@@ -372,7 +395,7 @@ class ClientGroup:
                     f"{found} listed {uri!r}; pass server= to read it from one"
                 )
             (server,) = owners
-        return await self[server].read_resource(uri)
+        return await self._member(server).read_resource(uri)
 
     async def _route(
         self, kind: str, name: str, refresh: Callable[[], Awaitable[object]]
@@ -381,7 +404,7 @@ class ClientGroup:
         if name not in self._names[kind]:
             await refresh()
         found = self._names[kind].get(name)
-        if found is None or found[0] not in self._live:
+        if found is None:
             raise RoutingError(
                 f"no server has a {kind} named {name!r} (names are "
                 f"<server>{self.separator}<{kind}>; servers: {list(self.servers)})"

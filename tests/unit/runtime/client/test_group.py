@@ -14,6 +14,7 @@ from contextlib import asynccontextmanager
 from typing import Any
 
 import anyio
+import anyio.lowlevel
 import pytest
 from anyio.abc import TaskGroup
 
@@ -49,6 +50,7 @@ class FakeClient:
         fail_enter: Exception | None = None,
         fail_listing: Exception | None = None,
         barrier: Barrier | None = None,
+        crash: anyio.Event | None = None,
     ) -> None:
         self.tools = tools
         self.prompts = prompts
@@ -56,6 +58,7 @@ class FakeClient:
         self.fail_enter = fail_enter
         self.fail_listing = fail_listing
         self.barrier = barrier
+        self.crash = crash
         self.calls: list[tuple[Any, ...]] = []
         self.state = "new"
         self._tasks: TaskGroup | None = None
@@ -67,13 +70,19 @@ class FakeClient:
             raise self.fail_enter
         self._tasks = anyio.create_task_group()
         await self._tasks.__aenter__()  # exited in __aexit__: same task or error
+        if self.crash is not None:
+            self._tasks.start_soon(self._die, self.crash)
         self.state = "open"
         return self
 
+    async def _die(self, crash: anyio.Event) -> None:
+        await crash.wait()
+        raise ConnectionResetError("the server went away")
+
     async def __aexit__(self, *exc: Any) -> None:
         assert self._tasks is not None
-        await self._tasks.__aexit__(None, None, None)
         self.state = "closed"
+        await self._tasks.__aexit__(*exc)
 
     def _tool(self, name: str) -> latest.Tool:
         return latest.Tool(
@@ -306,6 +315,27 @@ async def test_a_listing_that_fails_names_the_server() -> None:
                 await group.list_all_tools()
             # The other server keeps serving.
             await group["ok"].call_tool("t")
+
+
+async def test_a_server_that_dies_leaves_the_group_and_the_others_serve() -> None:
+    crash = anyio.Event()
+    members = {
+        "ok": FakeClient(tools=("t",)),
+        "dying": FakeClient(tools=("t",), crash=crash),
+    }
+    with anyio.fail_after(LIMIT):
+        async with ClientGroup(members) as group:
+            assert len(await group.list_all_tools()) == 2
+            crash.set()
+            while "dying" in group.servers:  # a few checkpoints: the exit unwinds
+                await anyio.lowlevel.checkpoint()
+            assert group.servers == ("ok",)
+            assert isinstance(group.failures["dying"], ExceptionGroup)
+            with pytest.raises(GroupError, match="'dying' is not connected"):
+                await group.call_tool("dying_t")
+            await group.call_tool("ok_t")
+            assert [t.name for t in await group.list_all_tools()] == ["ok_t"]
+    assert members["ok"].calls == [("call_tool", "t", None, None)]
 
 
 def test_a_group_needs_named_servers() -> None:
