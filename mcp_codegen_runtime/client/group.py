@@ -187,6 +187,8 @@ class ClientGroup:
         return f"{server}{self.separator}{name}"
 
     async def __aenter__(self) -> Self:
+        self._failures.clear()
+        self._close_failures.clear()
         self._closing = anyio.Event()
         tasks = anyio.create_task_group()
         await tasks.__aenter__()
@@ -195,12 +197,12 @@ class ClientGroup:
             async with anyio.create_task_group() as starting:
                 for name, member in self._members.items():
                     starting.start_soon(tasks.start, self._hold, name, member)
-        except BaseException as exc:
-            await self._close(type(exc), exc, exc.__traceback__)
+        except BaseException:
+            await self._close()
             raise
         if self._failures and (not self.partial or not self._live):
             failures = self._failures
-            await self._close(None, None, None)
+            await self._close()
             raise GroupError(
                 f"{len(failures)} of {len(self._members)} servers failed to connect",
                 failures,
@@ -213,21 +215,19 @@ class ClientGroup:
         exc: BaseException | None,
         tb: TracebackType | None,
     ) -> None:
-        await self._close(exc_type, exc, tb)
+        await self._close()
         if self._close_failures and exc is None:
             raise GroupError("servers failed to close", self._close_failures)
 
-    async def _close(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
+    async def _close(self) -> None:
+        """Let every member exit as after a normal body, whatever ended the
+        group's (handing the task group an error would cancel them mid-close);
+        an error of the body goes on once they are closed."""
         if self._closing is not None:
             self._closing.set()
         tasks, self._tasks = self._tasks, None
         if tasks is not None:
-            await tasks.__aexit__(exc_type, exc, tb)
+            await tasks.__aexit__(None, None, None)
 
     async def _hold(
         self, name: str, member: GroupMember, *, task_status: TaskStatus[None]

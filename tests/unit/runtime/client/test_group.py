@@ -61,6 +61,7 @@ class FakeClient:
         self.crash = crash
         self.calls: list[tuple[Any, ...]] = []
         self.state = "new"
+        self.exit_exc: BaseException | None = None
         self._tasks: TaskGroup | None = None
 
     async def __aenter__(self) -> FakeClient:
@@ -82,6 +83,7 @@ class FakeClient:
     async def __aexit__(self, *exc: Any) -> None:
         assert self._tasks is not None
         self.state = "closed"
+        self.exit_exc = exc[1]
         await self._tasks.__aexit__(*exc)
 
     def _tool(self, name: str) -> latest.Tool:
@@ -336,6 +338,17 @@ async def test_a_server_that_dies_leaves_the_group_and_the_others_serve() -> Non
             await group.call_tool("ok_t")
             assert [t.name for t in await group.list_all_tools()] == ["ok_t"]
     assert members["ok"].calls == [("call_tool", "t", None, None)]
+
+
+async def test_an_error_in_the_body_closes_every_server_gracefully() -> None:
+    """The members exit as after a normal body (not cancelled mid-close), and
+    the error propagates as it was raised."""
+    members = {n: FakeClient() for n in "ab"}
+    with anyio.fail_after(LIMIT):
+        with pytest.raises(ValueError, match="in the body"):
+            async with ClientGroup(members):
+                raise ValueError("in the body")
+    assert [(m.state, m.exit_exc) for m in members.values()] == [("closed", None)] * 2
 
 
 def test_a_group_needs_named_servers() -> None:
