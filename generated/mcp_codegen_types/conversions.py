@@ -502,16 +502,8 @@ DROPPED: Final[Mapping[tuple[str, str], Mapping[str, frozenset[str]]]] = {
                 "execution",
             }
         ),
-        "ToolInputSchema": frozenset(
-            {
-                "properties",
-                "required",
-            }
-        ),
         "ToolOutputSchema": frozenset(
             {
-                "properties",
-                "required",
                 "type",
             }
         ),

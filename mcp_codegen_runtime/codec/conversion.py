@@ -9,8 +9,8 @@ What the target does not define is handled as the schema allows. MCP objects
 are open, so a property the target type does not define is kept as an unknown
 key (`wire.extra`) and reported in `Converted.unknown`: receivers ignore keys
 they do not know, and nothing is lost. (Dropping them would lose real data:
-2026-07-28's `ToolInputSchema` no longer names `properties` because it accepts
-any JSON Schema keyword.) Only what the target cannot hold at all is dropped
+2026-07-28's `ToolOutputSchema` no longer names `type` because an output
+schema may be any JSON Schema.) Only what the target cannot hold at all is dropped
 and reported in `Converted.dropped`: properties of closed objects, list items
 and map values no target type accepts (an `AudioContent` for 2024-11-05).
 """

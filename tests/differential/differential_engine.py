@@ -17,6 +17,7 @@ import json
 import math
 import os
 import random
+import re
 import types
 import typing
 from collections.abc import Iterator
@@ -729,6 +730,10 @@ class Finding:
       `fractional-number`: the codec accepts (and round-trips unchanged) a
         fractional float (1.5) where the schema wants an `integer`; with those
         floats truncated to ints, jsonschema accepts the instance too.
+      `not-json-schema`: the codec rejects a JSON Schema keyword's value
+        (`key`) that the schema text leaves open but JSON Schema 2020-12
+        itself forbids (`"required": 7`): the meta-schema rejects the object
+        holding it (`owner`), and without that keyword both accept.
       `unknown`: none of the above.
     owner: the generated struct that holds the property (the innermost
       struct on the way to it), else the definition under test.
@@ -822,7 +827,50 @@ def _analyse(outcome: Outcome) -> Finding:
                     path=_path_text(path),
                     value=_get(outcome.instance, path),
                 )
+        keyword = _not_json_schema(rev, outcome)
+        if keyword is not None:
+            return keyword
     return Finding(shape="unknown", owner=outcome.definition)
+
+
+_META_2020_12 = jsonschema.Draft202012Validator(
+    jsonschema.Draft202012Validator.META_SCHEMA
+)
+
+
+def _not_json_schema(rev: Revision, outcome: Outcome) -> Finding | None:
+    """The `not-json-schema` finding of a rejected instance, if it is one."""
+    where = re.search(r"at `\$((?:\.[^.\[`]+|\[\d+\])*)`", outcome.detail)
+    if where is None:
+        return None
+    path: Path_ = tuple(
+        int(index) if index else key
+        for key, index in re.findall(r"\.([^.\[]+)|\[(\d+)\]", where.group(1))
+    )
+    for cut in range(len(path) - 1, -1, -1):
+        holder, keyword = path[:cut], path[cut]
+        node = _get(outcome.instance, holder)
+        if not isinstance(keyword, str) or not isinstance(node, dict):
+            continue
+        if _META_2020_12.is_valid(node):
+            return None
+        fixed = _replace(
+            outcome.instance, holder, {k: v for k, v in node.items() if k != keyword}
+        )
+        try:
+            converted = convert(fixed, rev.type_of(outcome.definition))
+        except msgspec.ValidationError:
+            return None
+        if not rev.validator(outcome.definition).is_valid(fixed):
+            return None
+        return Finding(
+            shape="not-json-schema",
+            owner=_owner(converted, holder, outcome.definition),
+            key=keyword,
+            path=_path_text(path[: cut + 1]),
+            value=node[keyword],
+        )
+    return None
 
 
 def _added_keys(before: Any, after: Any, path: Path_ = ()) -> list[Any] | None:

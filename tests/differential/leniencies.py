@@ -29,9 +29,9 @@ from differential_engine import Finding, Outcome, analyse
 @dataclass(frozen=True)
 class Leniency:
     shape: str
-    """`default-added`, `integral-float` or `fractional-number` (see
-    `Finding`); `tag-added` is no longer needed (the runtime now insists on
-    the tag of a standalone struct)."""
+    """`default-added`, `integral-float`, `fractional-number` or
+    `not-json-schema` (see `Finding`); `tag-added` is no longer needed (the
+    runtime now insists on the tag of a standalone struct)."""
     reason: str
     key: str | None = None
     """The property concerned (None: any)."""
@@ -110,6 +110,18 @@ _ELICIT_NUMBER = Leniency(
     ),
 )
 
+_TOOL_SCHEMA_KEYWORDS = Leniency(
+    shape="not-json-schema",
+    reason=(
+        "a strictness, not a leniency: schema/overrides/<rev>.toml types "
+        "`properties` (object) and `required` (array of strings) of "
+        "`Tool.inputSchema`/`outputSchema`, which the schema text leaves among "
+        "any other keys, so a tool's parameters read the same in every "
+        'revision. jsonschema (original schema) accepts `"required": 7`; the '
+        "codec rejects it, as JSON Schema 2020-12's meta-schema does."
+    ),
+)
+
 LENIENCIES: dict[tuple[str, str], Leniency] = {
     # 1. Absent resultType means "complete" (schema/overrides).
     **{
@@ -121,6 +133,8 @@ LENIENCIES: dict[tuple[str, str], Leniency] = {
     ("*", "*"): _INTEGRAL_FLOAT,
     # 3. Fractional answers to elicitation (schema/overrides).
     ("*", "ElicitResult"): _ELICIT_NUMBER,
+    # 4. Tool schemas: typed JSON Schema keywords (schema/overrides).
+    **{(rev, "Tool*putSchema"): _TOOL_SCHEMA_KEYWORDS for rev in MODERN_REVISIONS},
 }
 
 

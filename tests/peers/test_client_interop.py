@@ -64,7 +64,7 @@ import msgspec
 import pytest
 
 from benchmarks import peers
-from mcp_codegen_runtime.codec.wire import UNSET, to_builtins
+from mcp_codegen_runtime.codec.wire import UNSET, UnsetType, extra, to_builtins
 from mcp_codegen_runtime.errors import CapabilityError, NegotiationError, RpcError
 from mcp_codegen_runtime.protocol.client import ClientSession, VersionCache
 from mcp_codegen_runtime.transports.stdio import connect_stdio, stdio_client
@@ -300,6 +300,30 @@ async def test_tool_input_schema_survives_conversion_across_revisions(
                 echo = {t.name: t for t in listed.tools}["echo"]
                 seen[version] = to_builtins(echo.input_schema)
             assert seen == dict.fromkeys(PACKAGES, expected)
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("peer_id", list(PEERS))
+async def test_tool_parameters_are_typed_fields_in_2026_07_28_types(
+    commands: dict[str, list[str]], peer_id: str
+) -> None:
+    """`input_schema.properties`/`.required` read the same whatever the server
+    speaks: decoded natively from the Python SDK (2026-07-28), converted from
+    server-everything (2025-11-25). schema/overrides/2026-07-28.toml."""
+    with anyio.fail_after(LIMIT):
+        async with connect_stdio(
+            commands[peer_id], **CLIENT, env=peer_env(), stderr="discard"
+        ) as session:
+            assert session.protocol_version == PEERS[peer_id].default
+            listed = await v2026_07_28.Client(session).list_tools()
+            echo = {t.name: t for t in listed.tools}["echo"]
+            properties = echo.input_schema.properties
+            assert not isinstance(properties, UnsetType)
+            assert properties["message"]["type"] == "string"
+            assert echo.input_schema.required == ["message"]
+            assert (
+                extra(echo.input_schema).keys().isdisjoint({"properties", "required"})
+            )
 
 
 @pytest.mark.anyio

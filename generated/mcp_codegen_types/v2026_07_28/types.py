@@ -3110,6 +3110,10 @@ class ToolInputSchema(OpenStruct, kw_only=True):
 
     type: Literal["object"]
 
+    properties: dict[str, Any] | UnsetType = UNSET
+
+    required: list[str] | UnsetType = UNSET
+
     schema: str | UnsetType = msgspec.field(default=UNSET, name="$schema")
 
 
@@ -3135,6 +3139,10 @@ class ToolOutputSchema(OpenStruct, kw_only=True):
 
     Defaults to JSON Schema 2020-12 when no explicit `$schema` is provided.
     """
+
+    properties: dict[str, Any] | UnsetType = UNSET
+
+    required: list[str] | UnsetType = UNSET
 
     schema: str | UnsetType = msgspec.field(default=UNSET, name="$schema")
 

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import mcp_codegen_runtime
 
-LAYERS = ("codec", "jsonrpc", "protocol", "transports", "auth", "app")
+LAYERS = ("codec", "jsonrpc", "protocol", "transports", "auth", "app", "client")
 """The runtime's sub-packages, bottom to top."""
 SHARED = frozenset({"errors"})
 """Root modules below every layer."""
