@@ -1,0 +1,27 @@
+"""The high-level client, `Client`: one object for any server (a command, a
+URL, an App in this process), any transport and any revision. Stands on
+protocol (ClientSession) and transports (stdio, memory, HTTP).
+"""
+
+from .callbacks import (
+    ElicitationCallback,
+    LogCallback,
+    ProgressCallback,
+    RootsOption,
+    SamplingCallback,
+)
+from .client import VERSION_CACHE, Client, Negotiated
+from .targets import HasSession, Target
+
+__all__ = [
+    "VERSION_CACHE",
+    "Client",
+    "ElicitationCallback",
+    "HasSession",
+    "LogCallback",
+    "Negotiated",
+    "ProgressCallback",
+    "RootsOption",
+    "SamplingCallback",
+    "Target",
+]
