@@ -12,8 +12,11 @@ Negotiation, in order: a target known to speak a legacy revision (the
 process-wide `VersionCache`, keyed by command line or URL) gets `initialize`
 at once; a known modern one re-uses its cached `server/discover` result while
 its `ttlMs` lasts; an unknown one is probed with `server/discover` for
-`probe_timeout` seconds (default 2: legacy servers answer -32601 at once, a
-silent one costs that much once per process), then `initialize`.
+`probe_timeout` seconds, then `initialize`. The probe's clock runs while the
+server starts, so the default (5 s) is about three times the slowest start
+measured (the Python SDK's server answers its first request 1.7 s after
+spawning); legacy servers answer the unknown method at once, and one that stays
+silent costs the 5 s once per target and process.
 """
 
 from __future__ import annotations
@@ -57,10 +60,9 @@ __all__ = ["DEFAULT_PROBE_TIMEOUT", "VERSION_CACHE", "Client", "Negotiated"]
 
 T = TypeVar("T")
 
-DEFAULT_PROBE_TIMEOUT = 2.0
-"""Seconds `server/discover` may take before the server is taken for a legacy
-one: legacy servers answer the unknown method at once; only a silent one waits
-this long, once per target and process."""
+DEFAULT_PROBE_TIMEOUT = 5.0
+"""Seconds `server/discover` may take, server start included, before the server
+is taken for a legacy one (see the module docstring)."""
 VERSION_CACHE = VersionCache()
 """What each command line or URL spoke, shared by every `Client` of the process."""
 
