@@ -14,6 +14,8 @@ from mcp_codegen_runtime.codec.conversion import fit
 from mcp_codegen_runtime.errors import MethodNotFoundError
 from mcp_codegen_types import latest
 
+from .listings import LIST_CHANGED
+
 if TYPE_CHECKING:
     from mcp_codegen_runtime.jsonrpc.serving import Handler
 
@@ -115,11 +117,18 @@ class _Progress(msgspec.Struct):
 
 class Notifications:
     """The connection's handler wrapped: progress of a call in flight goes to
-    its callback, log messages to `on_log`, the rest to `inner`."""
+    its callback, log messages to `on_log`, list changes to `on_list_changed`
+    (then to `inner`), the rest to `inner`."""
 
-    def __init__(self, inner: Handler | None, on_log: LogCallback | None) -> None:
+    def __init__(
+        self,
+        inner: Handler | None,
+        on_log: LogCallback | None,
+        on_list_changed: Callable[[str], Awaitable[None]] | None = None,
+    ) -> None:
         self.inner = inner
         self.on_log = on_log
+        self.on_list_changed = on_list_changed
         self.progress: dict[str | int, ProgressCallback] = {}
 
     async def __call__(self, method: str, params: bytes | None) -> bytes | None:
@@ -143,6 +152,11 @@ class Notifications:
             body: Any = msgspec.json.decode(params)
             await self.on_log(_fitted(body, latest.LoggingMessageNotificationParams))
             return None
+        kind = LIST_CHANGED.get(method)
+        if kind is not None and self.on_list_changed is not None:
+            await self.on_list_changed(kind)
         if self.inner is None:
+            if kind is not None:
+                return None
             raise MethodNotFoundError(method)
         return await self.inner(method, params)

@@ -22,9 +22,10 @@ silent costs the 5 s once per target and process.
 from __future__ import annotations
 
 import itertools
+import math
 from contextlib import AsyncExitStack
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeVar
 
 import anyio
 from msgspec import UNSET, UnsetType
@@ -46,11 +47,12 @@ from .callbacks import (
     SamplingCallback,
     callback_handlers,
 )
+from .listings import ListCache
 from .targets import Target, cache_key_of, open_session
 
 if TYPE_CHECKING:
     import os
-    from collections.abc import AsyncIterator, Mapping, Sequence
+    from collections.abc import AsyncGenerator, Awaitable, Callable, Mapping, Sequence
     from types import TracebackType
     from typing import Self
 
@@ -59,6 +61,17 @@ if TYPE_CHECKING:
 __all__ = ["DEFAULT_PROBE_TIMEOUT", "VERSION_CACHE", "Client", "Negotiated"]
 
 T = TypeVar("T")
+
+
+class _Page(Protocol):
+    @property
+    def next_cursor(self) -> str | UnsetType: ...
+
+    @property
+    def ttl_ms(self) -> int: ...
+
+
+P = TypeVar("P", bound=_Page)
 
 DEFAULT_PROBE_TIMEOUT = 5.0
 """Seconds `server/discover` may take, server start included, before the server
@@ -109,6 +122,9 @@ class Client:
             name no `on_progress` of their own.
         reset_timeout_on_progress: progress restarts a call's timeout.
         on_log: called with each `notifications/message`.
+        on_list_changed: called with "tools", "prompts" or "resources" when
+            the server says that list changed (cached listings are dropped
+            first).
         log_level: the level of log messages asked for.
         sampling, elicitation, roots: answer the server's requests.
         handlers: `ClientHandlers` (any revision) answering them instead.
@@ -130,6 +146,7 @@ class Client:
         on_progress: ProgressCallback | None = None,
         reset_timeout_on_progress: bool = False,
         on_log: LogCallback | None = None,
+        on_list_changed: Callable[[str], Awaitable[None]] | None = None,
         log_level: latest.LoggingLevel | None = None,
         sampling: SamplingCallback | None = None,
         elicitation: ElicitationCallback | None = None,
@@ -172,7 +189,9 @@ class Client:
         self._on_log = on_log
         self._stack: AsyncExitStack | None = None
         self._session: ClientSession | None = None
-        self._notifications = Notifications(None, on_log)
+        self._on_list_changed = on_list_changed
+        self._lists = ListCache()
+        self._notifications = Notifications(None, on_log, self._list_changed)
         self._tokens = itertools.count(1)
         self._capabilities = latest.ServerCapabilities()
         self._server_info: latest.Implementation | None = None
@@ -359,65 +378,97 @@ class Client:
             timeout,
         )
 
-    async def iter_tools(self) -> AsyncIterator[latest.Tool]:
-        """Every tool, page after page."""
+    async def _pages(
+        self, fetch: Callable[[str | None], Awaitable[P]]
+    ) -> AsyncGenerator[P]:
         cursor: str | None = None
         while True:
-            page = await self.list_tools(cursor)
+            page = await fetch(cursor)
+            yield page
+            cursor = _next(page.next_cursor)
+            if cursor is None:
+                return
+
+    async def _all(
+        self,
+        kind: str,
+        fetch: Callable[[str | None], Awaitable[P]],
+        items: Callable[[P], Sequence[Any]],
+    ) -> list[Any]:
+        """Every item of every page, from the cache while it is fresh."""
+        cached = self._lists.get(kind)
+        if cached is not None:
+            return cached
+        found: list[Any] = []
+        ttl_ms: int | None = None
+        async for page in self._pages(fetch):
+            found += items(page)
+            ttl_ms = page.ttl_ms if ttl_ms is None else min(ttl_ms, page.ttl_ms)
+        self._lists.put(kind, found, self._keep_for(kind, ttl_ms or 0))
+        return found
+
+    def _keep_for(self, kind: str, ttl_ms: int) -> float:
+        """Seconds a listing stays fresh: its `ttlMs` on a modern server; on
+        a legacy one, until list_changed when the server promised to send it."""
+        if self.negotiated.era == "modern":
+            return ttl_ms / 1000
+        capability = getattr(
+            self._capabilities, "resources" if kind == "templates" else kind
+        )
+        promised = getattr(capability, "list_changed", UNSET) is True
+        return math.inf if promised else 0.0
+
+    async def _list_changed(self, kind: str) -> None:
+        self._lists.invalidate(kind)
+        if self._on_list_changed is not None:
+            await self._on_list_changed(kind)
+
+    async def iter_tools(self) -> AsyncGenerator[latest.Tool]:
+        """Every tool, page after page."""
+        async for page in self._pages(self.list_tools):
             for tool in page.tools:
                 yield tool
-            cursor = _next(page.next_cursor)
-            if cursor is None:
-                return
 
-    async def iter_prompts(self) -> AsyncIterator[latest.Prompt]:
+    async def iter_prompts(self) -> AsyncGenerator[latest.Prompt]:
         """Every prompt, page after page."""
-        cursor: str | None = None
-        while True:
-            page = await self.list_prompts(cursor)
+        async for page in self._pages(self.list_prompts):
             for prompt in page.prompts:
                 yield prompt
-            cursor = _next(page.next_cursor)
-            if cursor is None:
-                return
 
-    async def iter_resources(self) -> AsyncIterator[latest.Resource]:
+    async def iter_resources(self) -> AsyncGenerator[latest.Resource]:
         """Every resource, page after page."""
-        cursor: str | None = None
-        while True:
-            page = await self.list_resources(cursor)
+        async for page in self._pages(self.list_resources):
             for resource in page.resources:
                 yield resource
-            cursor = _next(page.next_cursor)
-            if cursor is None:
-                return
 
-    async def iter_resource_templates(self) -> AsyncIterator[latest.ResourceTemplate]:
+    async def iter_resource_templates(
+        self,
+    ) -> AsyncGenerator[latest.ResourceTemplate]:
         """Every resource template, page after page."""
-        cursor: str | None = None
-        while True:
-            page = await self.list_resource_templates(cursor)
+        async for page in self._pages(self.list_resource_templates):
             for template in page.resource_templates:
                 yield template
-            cursor = _next(page.next_cursor)
-            if cursor is None:
-                return
 
     async def list_all_tools(self) -> list[latest.Tool]:
-        """Every tool, all pages."""
-        return [tool async for tool in self.iter_tools()]
+        """Every tool, all pages (cached as the server allows, see
+        `listings`)."""
+        return await self._all("tools", self.list_tools, lambda p: p.tools)
 
     async def list_all_prompts(self) -> list[latest.Prompt]:
-        """Every prompt, all pages."""
-        return [prompt async for prompt in self.iter_prompts()]
+        """Every prompt, all pages (cached as the server allows)."""
+        return await self._all("prompts", self.list_prompts, lambda p: p.prompts)
 
     async def list_all_resources(self) -> list[latest.Resource]:
-        """Every resource, all pages."""
-        return [resource async for resource in self.iter_resources()]
+        """Every resource, all pages (cached as the server allows)."""
+        return await self._all("resources", self.list_resources, lambda p: p.resources)
 
     async def list_all_resource_templates(self) -> list[latest.ResourceTemplate]:
-        """Every resource template, all pages."""
-        return [template async for template in self.iter_resource_templates()]
+        """Every resource template, all pages (cached as the server allows)."""
+        return await self._all(
+            "templates",
+            self.list_resource_templates,
+            lambda p: p.resource_templates,
+        )
 
     async def call_tool(
         self,
