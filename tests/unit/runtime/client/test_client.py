@@ -237,3 +237,25 @@ async def test_plain_callables_answer_the_server(version: str) -> None:
             result = await client.call_tool("ask")
     # "blue": the elicitation's default, filled in (SEP-1034).
     assert text_of(result) == "sampled Ada blue file:///work"
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("version", VERSIONS)
+async def test_completions_and_subscriptions(version: str) -> None:
+    app = make_app(subscriptions=True)
+
+    @app.completion()
+    def languages(
+        ref: dict[str, Any], argument: dict[str, Any], context: dict[str, Any]
+    ) -> list[str]:
+        return [v for v in ("python", "perl") if v.startswith(argument["value"])]
+
+    with anyio.fail_after(LIMIT):
+        async with Client(app, versions=[version]) as client:
+            ref = latest.PromptReference(name="review")
+            completed = await client.complete(ref, "code", "py")
+            assert isinstance(completed, latest.CompleteResult)
+            assert completed.completion.values == ["python"]
+            if client.negotiated.era == "legacy":
+                await client.subscribe_resource("greeting://hello")
+                await client.unsubscribe_resource("greeting://hello")
