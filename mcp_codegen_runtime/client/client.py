@@ -22,6 +22,7 @@ silent costs the 5 s once per target and process.
 from __future__ import annotations
 
 import itertools
+import logging
 import math
 from contextlib import AsyncExitStack
 from dataclasses import dataclass
@@ -33,7 +34,7 @@ from msgspec import UNSET, UnsetType
 from mcp_codegen_runtime.codec.conversion import fit
 from mcp_codegen_runtime.codec.spec import Handlers
 from mcp_codegen_runtime.codec.wire import to_builtins
-from mcp_codegen_runtime.errors import CapabilityError, RequestTimeoutError
+from mcp_codegen_runtime.errors import CapabilityError, McpError, RequestTimeoutError
 from mcp_codegen_runtime.protocol.adapt import RESULT_FILL
 from mcp_codegen_runtime.protocol.client import ClientSession, VersionCache
 from mcp_codegen_types import latest
@@ -59,6 +60,8 @@ if TYPE_CHECKING:
     import httpx
 
 __all__ = ["DEFAULT_PROBE_TIMEOUT", "VERSION_CACHE", "Client", "Negotiated"]
+
+logger = logging.getLogger(__name__)
 
 T = TypeVar("T")
 
@@ -124,7 +127,8 @@ class Client:
         on_log: called with each `notifications/message`.
         on_list_changed: called with "tools", "prompts" or "resources" when
             the server says that list changed (cached listings are dropped
-            first).
+            first); on a 2026 server it opens a `subscriptions/listen` stream
+            for the lists the server declares `listChanged` for.
         log_level: the level of log messages asked for.
         sampling, elicitation, roots: answer the server's requests.
         handlers: `ClientHandlers` (any revision) answering them instead.
@@ -215,6 +219,11 @@ class Client:
                 if info is None
                 else _fitted(to_builtins(info), latest.Implementation)
             )
+            wanted = self._listen_for()
+            if wanted:
+                tasks = await stack.enter_async_context(anyio.create_task_group())
+                stack.callback(tasks.cancel_scope.cancel)  # runs first on exit
+                tasks.start_soon(self._listen, wanted)
             self._stack = stack.pop_all()
         return self
 
@@ -417,6 +426,28 @@ class Client:
         )
         promised = getattr(capability, "list_changed", UNSET) is True
         return math.inf if promised else 0.0
+
+    def _listen_for(self) -> dict[str, bool]:
+        """What a 2026 `subscriptions/listen` stream asks for: the lists the
+        server says change, when the user wants to hear of it."""
+        if self._on_list_changed is None or self.negotiated.era != "modern":
+            return {}
+        wanted: dict[str, bool] = {}
+        for kind in ("tools", "prompts", "resources"):
+            capability = getattr(self._capabilities, kind)
+            if getattr(capability, "list_changed", UNSET) is True:
+                wanted[f"{kind}ListChanged"] = True
+        return wanted
+
+    async def _listen(self, wanted: dict[str, bool]) -> None:
+        """Hold the stream open; its list_changed notifications arrive
+        through `Notifications` like legacy ones."""
+        try:
+            await self.session.request(
+                "subscriptions/listen", {"notifications": wanted}, dict, timeout=None
+            )
+        except McpError as exc:  # refused, or ended with the connection
+            logger.info("subscriptions/listen ended: %s", exc)
 
     async def _list_changed(self, kind: str) -> None:
         self._lists.invalidate(kind)

@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import Any
 
 import anyio
@@ -51,6 +52,15 @@ def echo_app(**options: Any) -> App:
         return message
 
     return app
+
+
+async def settle(done: Callable[[], bool]) -> None:
+    """Wait until `done()` holds (a server-side effect with no event of its own)."""
+    for _ in range(500):
+        if done():
+            return
+        await anyio.sleep(0.01)
+    raise AssertionError("never settled")
 
 
 class Tools(modern.ServerHandlers):
@@ -127,3 +137,25 @@ async def test_without_a_list_changed_promise_nothing_is_kept() -> None:
             await client.list_all_tools()
             await client.list_all_tools()
     assert recorder.methods.count("tools/list") == 2
+
+
+@pytest.mark.anyio
+async def test_a_2026_client_listens_for_changes_when_asked() -> None:
+    app = echo_app()
+    changed: list[str] = []
+    heard = anyio.Event()
+
+    async def on_list_changed(kind: str) -> None:
+        changed.append(kind)
+        heard.set()
+
+    with anyio.fail_after(LIMIT):
+        async with Client(app, on_list_changed=on_list_changed) as client:
+            assert client.negotiated.era == "modern"
+            await settle(lambda: bool(app.changes.listeners))
+            app.tool("second")(lambda: "two")
+            await heard.wait()
+            names = [t.name for t in await client.list_all_tools()]
+            assert names == ["echo", "second"]
+        await settle(lambda: not app.changes.listeners)  # ended with the client
+    assert changed == ["tools"]
