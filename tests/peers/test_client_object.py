@@ -213,3 +213,42 @@ async def test_an_app_over_stdio_from_a_command_string() -> None:
             assert text_of(await client.call_tool("echo", {"message": "hi"})) == "hi"
             prompt = await client.get_prompt("greet", {"name": "Ada"})
             assert prompt.messages
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize(
+    ("versions", "era"), [(None, "modern"), (["2025-11-25"], "legacy")]
+)
+async def test_plain_callables_answer_the_python_sdk_in_both_eras(
+    versions: list[str] | None, era: str
+) -> None:
+    """Mid-call requests (legacy) and an `InputRequiredResult` (2026) are
+    answered by the same three callables."""
+    python = peers.ensure_python_peers(print)
+    command = [str(python), str(PROGRAMS / "python_sdk_asking_server.py")]
+
+    async def sampling(params: CreateMessageRequestParams) -> CreateMessageResult:
+        return CreateMessageResult(
+            role="assistant", model="m", content=TextContent(text="42")
+        )
+
+    async def elicitation(params: latest.ElicitRequestParams) -> latest.ElicitResult:
+        return latest.ElicitResult(action="accept", content={"name": "Ada"})
+
+    with anyio.fail_after(LIMIT):
+        async with Client(
+            command,
+            versions=versions,
+            env=peer_env(),
+            cache=None,
+            sampling=sampling,
+            elicitation=elicitation,
+            roots=["file:///work"],
+        ) as client:
+            assert client.negotiated.era == era
+            result = await client.call_tool("ask_all", {"prompt": "?"})
+    assert text_of(result).splitlines() == [
+        "Hello, Ada!",
+        "m said: 42",
+        "roots: file:///work",
+    ]
