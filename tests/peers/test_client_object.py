@@ -11,6 +11,7 @@ import socket
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import anyio
@@ -252,3 +253,39 @@ async def test_plain_callables_answer_the_python_sdk_in_both_eras(
         "m said: 42",
         "roots: file:///work",
     ]
+
+
+@pytest.fixture
+def sse_url() -> Iterator[str]:
+    """The Python SDK's deprecated HTTP+SSE server, running."""
+    python = peers.ensure_python_peers(print)
+    argv = [str(python), str(PROGRAMS / "python_sdk_http_server.py"), "0", "--sse"]
+    proc = subprocess.Popen(
+        argv,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        env=peer_env(),
+    )
+    try:
+        assert proc.stdout is not None
+        word, port = proc.stdout.readline().decode().split()
+        assert word == "ready"
+        yield f"http://127.0.0.1:{int(port)}/sse"
+    finally:
+        proc.terminate()
+        proc.wait(5)
+        if proc.stdout is not None:
+            proc.stdout.close()
+
+
+@pytest.mark.anyio
+async def test_an_http_sse_server_is_reached_through_the_fallback(
+    sse_url: str,
+) -> None:
+    """Streamable HTTP is refused; the same URL is tried with HTTP+SSE."""
+    with anyio.fail_after(LIMIT):
+        async with Client(sse_url) as client:
+            assert client.negotiated.era == "legacy"
+            result = await client.call_tool("echo", {"message": "hi"})
+            assert text_of(result) == "hi"
