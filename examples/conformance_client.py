@@ -4,8 +4,8 @@ The suite starts a scenario's mock server (and authorization server), then
 runs this program with `MCP_CONFORMANCE_SCENARIO` (the scenario's name),
 `MCP_CONFORMANCE_CONTEXT` (JSON: credentials or tool calls some scenarios
 hand over) and `MCP_CONFORMANCE_PROTOCOL_VERSION` in the environment. It uses
-only the public API at default settings (`connect_http`, the library's
-version negotiation):
+only the public API at default settings (`Client`, the library's version
+negotiation, results in the newest revision's types):
 
 - every scenario: connect, list the tools and call each once, with an
   argument of the right JSON type per property of its input schema, or with
@@ -34,7 +34,7 @@ from typing import Any
 import anyio
 import httpx
 
-from mcp_codegen_runtime import to_builtins
+from mcp_codegen_runtime import Client, to_builtins
 from mcp_codegen_runtime.auth.client import (
     AuthorizationResponse,
     ClientCredentialsAuth,
@@ -47,8 +47,7 @@ from mcp_codegen_runtime.auth.client import (
     PrivateKeyJwt,
 )
 from mcp_codegen_runtime.errors import RpcError
-from mcp_codegen_runtime.transports.http.client import connect_http
-from mcp_codegen_types import v2025_11_25
+from mcp_codegen_types.latest import ElicitRequestParams, ElicitResult, Tool
 
 SAMPLES: dict[str, Any] = {
     "string": "text",
@@ -65,13 +64,9 @@ by the mock authorization server)."""
 ECHO_TOOL = "json_schema_echo"
 
 
-class Accepting(v2025_11_25.ClientHandlers):
+async def accept(params: ElicitRequestParams) -> ElicitResult:
     """Accepts every elicitation, filling in nothing itself."""
-
-    async def elicitation_create(
-        self, params: v2025_11_25.ElicitRequestParams
-    ) -> v2025_11_25.ElicitResult:
-        return v2025_11_25.ElicitResult(action="accept", content={})
+    return ElicitResult(action="accept", content={})
 
 
 class HeadlessBrowser:
@@ -92,8 +87,10 @@ class HeadlessBrowser:
         return AuthorizationResponse.from_url(self.location)
 
 
-def arguments(tool: v2025_11_25.Tool) -> dict[str, Any]:
-    properties: dict[str, Any] = dict(tool.input_schema.properties or {})
+def arguments(tool: Tool) -> dict[str, Any]:
+    # `properties` of any revision's input schema, typed field or unknown key
+    whole: dict[str, Any] = to_builtins(tool.input_schema)
+    properties: dict[str, Any] = dict(whole.get("properties") or {})
     found: dict[str, Any] = {}
     for name, schema in properties.items():
         kind: Any = None
@@ -151,22 +148,22 @@ def authorization(
     )
 
 
-async def exercise(client: v2025_11_25.Client, context: dict[str, Any]) -> None:
-    tools = (await client.list_tools()).tools
+async def exercise(client: Client, context: dict[str, Any]) -> None:
+    tools = await client.list_all_tools()  # none when the server offers none
     calls = context.get("toolCalls")
     if isinstance(calls, list):
         for call in typing.cast("list[dict[str, Any]]", calls):
-            await client.call_tool(name=call["name"], arguments=call["arguments"])
+            await client.call_tool(call["name"], call["arguments"])
         return
     schemas = {tool.name: tool.input_schema for tool in tools}
     for tool in tools:
         if tool.name == ECHO_TOOL:
             focal = next((s for name, s in schemas.items() if name != ECHO_TOOL), None)
             echoed: Any = to_builtins(focal) if focal is not None else {}
-            await client.call_tool(name=tool.name, arguments={"schema": echoed})
+            await client.call_tool(tool.name, {"schema": echoed})
         else:
             try:
-                await client.call_tool(name=tool.name, arguments=arguments(tool))
+                await client.call_tool(tool.name, arguments(tool))
             except RpcError as exc:  # the server's answer, not our failure
                 print(f"{tool.name}: {exc}", file=sys.stderr)
 
@@ -176,16 +173,14 @@ async def main(url: str) -> None:
     context: dict[str, Any] = json.loads(
         os.environ.get("MCP_CONFORMANCE_CONTEXT") or "{}"
     )
-    async with connect_http(
+    async with Client(
         url,
         name="mcp-codegen-conformance",
         version="1",
-        handlers=[Accepting()],
+        elicitation=accept,
         auth=authorization(url, scenario, context),
-    ) as session:
-        if "tools" not in session.server_capabilities:
-            return
-        await exercise(v2025_11_25.Client(session), context)
+    ) as client:
+        await exercise(client, context)
 
 
 if __name__ == "__main__":

@@ -2,9 +2,9 @@
 
 Depends on msgspec and anyio (and cryptography, for 2026 request state). The
 wire codec, the dispatcher, the JSON-RPC connection and both sessions are
-importable from here::
+importable from here, and so is the high-level `Client`::
 
-    from mcp_codegen_runtime import ClientSession, ServerSession, connect_stdio
+    from mcp_codegen_runtime import Client, ClientSession, ServerSession
 
 Streamable HTTP (`serve_http`, `McpHttpApp`, `connect_http`) needs the `http`
 extra (uvicorn, httpx).
@@ -29,6 +29,7 @@ from .codec.wire import (
 )
 
 if TYPE_CHECKING:
+    from .client.client import Client
     from .jsonrpc.connection import Connection, current_request
     from .jsonrpc.dispatch import Dispatcher
     from .protocol.client import ClientSession, VersionCache
@@ -41,6 +42,7 @@ if TYPE_CHECKING:
 # The engine pulls in anyio; generated types need only the codec, so they import
 # fast. The engine's names load on first use.
 _LAZY = {
+    "Client": "client.client",
     "ClientSession": "protocol.client",
     "Connection": "jsonrpc.connection",
     "McpHttpApp": "transports.http.server",
@@ -68,6 +70,7 @@ def __getattr__(name: str) -> Any:
 
 __all__ = [
     "UNSET",
+    "Client",
     "ClientSession",
     "ClosedStruct",
     "Connection",

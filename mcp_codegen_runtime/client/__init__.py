@@ -1,7 +1,33 @@
-"""The high-level client side: several servers behind one object (`ClientGroup`).
-Stands on protocol (ClientSession) and transports, like `app` on the server side.
+"""The high-level client: `Client`, one object for any server (a command, a
+URL, an App in this process), any transport and any revision; `ClientGroup`,
+several servers behind one object. Stands on protocol (ClientSession) and
+transports (stdio, memory, HTTP).
 """
 
+from .callbacks import (
+    ElicitationCallback,
+    LogCallback,
+    ProgressCallback,
+    RootsOption,
+    SamplingCallback,
+)
+from .client import VERSION_CACHE, Client, Negotiated
 from .group import ClientGroup, GroupError, GroupMember, RoutingError
+from .targets import HasSession, Target
 
-__all__ = ["ClientGroup", "GroupError", "GroupMember", "RoutingError"]
+__all__ = [
+    "VERSION_CACHE",
+    "Client",
+    "ClientGroup",
+    "ElicitationCallback",
+    "GroupError",
+    "GroupMember",
+    "HasSession",
+    "LogCallback",
+    "Negotiated",
+    "ProgressCallback",
+    "RootsOption",
+    "RoutingError",
+    "SamplingCallback",
+    "Target",
+]

@@ -177,7 +177,8 @@ class ClientSession:
         versions: the protocol versions allowed (default: every dated one; the
             draft only when named).
         probe_timeout: seconds to wait for the `server/discover` probe (and
-            for `initialize`).
+            for `initialize`, unless `initialize_timeout` is given).
+        initialize_timeout: seconds to wait for the `initialize` answer.
         request_timeout: seconds every other request waits for its result
             (default 60; None: no limit); `request(..., timeout=)` overrides
             it per call.
@@ -198,6 +199,7 @@ class ClientSession:
         handlers: Sequence[Handlers] = (),
         versions: Sequence[str] | None = None,
         probe_timeout: float = DEFAULT_PROBE_TIMEOUT,
+        initialize_timeout: float | UnsetType | None = UNSET,
         request_timeout: float | None = DEFAULT_REQUEST_TIMEOUT,
         log_level: str | None = None,
         cache: VersionCache | None = None,
@@ -218,6 +220,11 @@ class ClientSession:
         self.version = version
         self.log_level = log_level
         self.probe_timeout = probe_timeout
+        self.initialize_timeout = (
+            probe_timeout
+            if isinstance(initialize_timeout, UnsetType)
+            else initialize_timeout
+        )
         self.request_timeout = request_timeout
         self._handlers = tuple(handlers)
         self._cache = cache
@@ -364,7 +371,7 @@ class ClientSession:
         )
         try:
             result: msgspec.Raw = await self.connection.request(
-                INITIALIZE, params, msgspec.Raw, timeout=self.probe_timeout
+                INITIALIZE, params, msgspec.Raw, timeout=self.initialize_timeout
             )
         except RpcError as exc:
             offered_by_server = _supported(exc)
@@ -436,6 +443,13 @@ class ClientSession:
         if self.log_level is not None:
             envelope[META_LOG_LEVEL] = self.log_level
         return envelope
+
+    def set_log_level(self, level: str | None) -> None:
+        """The modern `io.modelcontextprotocol/logLevel` of the next requests
+        (legacy servers take `logging/setLevel` instead)."""
+        self.log_level = level
+        if self.era == "modern" and self.protocol_version is not None:
+            self._envelope = self._envelope_of(self.protocol_version)
 
     # -- sending (the RequestSender of generated clients) --
 

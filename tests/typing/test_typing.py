@@ -1,7 +1,8 @@
 """pyright and mypy (strict) on code that uses the generated dispatch stubs.
 
 `dispatch_ok.py` must type-check cleanly: handler params and results, and
-client results, are the exact generated types (`assert_type`). Every line of
+client results, are the exact generated types (`assert_type`); so must
+`client_ok.py`, code using the high-level `Client` with no casts. Every line of
 `dispatch_wrong.py` marked `# expect-error` must be reported, and nothing else.
 """
 
@@ -20,6 +21,7 @@ from tests.quality.test_static import tool
 
 HERE = Path(__file__).parent
 OK = HERE / "dispatch_ok.py"
+CLIENT_OK = HERE / "client_ok.py"
 WRONG = HERE / "dispatch_wrong.py"
 
 
@@ -37,6 +39,7 @@ def test_pyright_strict() -> None:
             "--pythonpath",
             sys.executable,
             str(OK),
+            str(CLIENT_OK),
             str(WRONG),
         ],
         cwd=ROOT,
@@ -46,7 +49,11 @@ def test_pyright_strict() -> None:
     )
     report = json.loads(result.stdout)
     errors = [d for d in report["generalDiagnostics"] if d["severity"] == "error"]
-    in_ok = [d["message"] for d in errors if Path(d["file"]).name == OK.name]
+    in_ok = [
+        d["message"]
+        for d in errors
+        if Path(d["file"]).name in (OK.name, CLIENT_OK.name)
+    ]
     assert in_ok == []
     wrong_lines = {
         d["range"]["start"]["line"] + 1
@@ -65,6 +72,7 @@ def test_mypy_strict() -> None:
             "--no-incremental",
             "--show-error-codes",
             str(OK),
+            str(CLIENT_OK),
             str(WRONG),
         ],
         cwd=ROOT,
@@ -74,7 +82,7 @@ def test_mypy_strict() -> None:
     )
     located = re.findall(r"^(.+?):(\d+): error:", result.stdout, re.MULTILINE)
     assert [
-        line for file, line in located if file.endswith(OK.name)
+        line for file, line in located if file.endswith((OK.name, CLIENT_OK.name))
     ] == [], result.stdout
     wrong_lines = {int(line) for file, line in located if file.endswith(WRONG.name)}
     assert wrong_lines == expected_error_lines(), result.stdout

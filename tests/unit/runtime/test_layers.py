@@ -16,8 +16,9 @@ from pathlib import Path
 
 import mcp_codegen_runtime
 
-LAYERS = ("codec", "jsonrpc", "protocol", "transports", "auth", "app", "client")
-"""The runtime's sub-packages, bottom to top."""
+LAYERS = ("codec", "jsonrpc", "protocol", "transports", "auth", ("app", "client"))
+"""The runtime's sub-packages, bottom to top; a tuple holds siblings of one
+level, which must not import each other."""
 SHARED = frozenset({"errors"})
 """Root modules below every layer."""
 
@@ -74,6 +75,13 @@ def imports_of(
     return found
 
 
+def layer_names() -> list[str]:
+    """Every layer package, siblings included."""
+    return [
+        n for level in LAYERS for n in ((level,) if isinstance(level, str) else level)
+    ]
+
+
 def layer_of(module: str, package: str) -> int | None:
     """Position of a module's layer (-1: shared; len(LAYERS): the facade)."""
     if module == package:
@@ -81,7 +89,14 @@ def layer_of(module: str, package: str) -> int | None:
     first = module[len(package) + 1 :].split(".")[0]
     if first in SHARED:
         return -1
-    return LAYERS.index(first) if first in LAYERS else None
+    for position, level in enumerate(LAYERS):
+        if first == level or (not isinstance(level, str) and first in level):
+            return position
+    return None
+
+
+def sub_package(module: str, package: str) -> str:
+    return module[len(package) + 1 :].split(".")[0]
 
 
 def find_cycles(edges: dict[str, set[str]]) -> list[list[str]]:
@@ -132,6 +147,16 @@ def problems(root: Path, package: str) -> list[str]:
                     f"upward import: {edge.source} (line {edge.line}) imports "
                     f"{edge.target}, a higher layer"
                 )
+            elif (
+                target_layer == source_layer
+                and source_layer not in (-1, len(LAYERS))
+                and sub_package(edge.source, package)
+                != sub_package(edge.target, package)
+            ):
+                found.append(
+                    f"sideways import: {edge.source} (line {edge.line}) imports "
+                    f"{edge.target}, a sibling layer"
+                )
     # the facade imports everything (lazily); nothing imports it
     edges.pop(package, None)
     found += ["cycle: " + " -> ".join(cycle) for cycle in find_cycles(edges)]
@@ -151,8 +176,8 @@ def test_the_root_holds_only_the_facade_and_the_shared_errors() -> None:
     root_modules = {p.stem for p in RUNTIME.glob("*.py")} - {"__init__"}
     assert root_modules == SHARED
     packages = {p.parent.name for p in RUNTIME.glob("*/__init__.py")}
-    assert packages == set(LAYERS)
-    for layer in LAYERS:
+    assert packages == set(layer_names())
+    for layer in layer_names():
         doc = ast.get_docstring(
             ast.parse((RUNTIME / layer / "__init__.py").read_text())
         )
@@ -219,6 +244,14 @@ def test_checker_finds_a_cycle_and_names_its_path(tmp_path: Path) -> None:
     }
     assert problems(write(tmp_path, files), "pkg") == [
         "cycle: pkg.app.application -> pkg.app.handlers -> pkg.app.application"
+    ]
+
+
+def test_checker_finds_an_import_between_siblings(tmp_path: Path) -> None:
+    files = {**GOOD, "client/client.py": "from pkg.app.application import run\n"}
+    assert problems(write(tmp_path, files), "pkg") == [
+        "sideways import: pkg.client.client (line 1) imports "
+        "pkg.app.application, a sibling layer"
     ]
 
 

@@ -1,0 +1,162 @@
+"""Server→client requests answered by plain callables, and the notifications
+a `Client` routes to its callbacks (progress per call, log messages)."""
+
+from __future__ import annotations
+
+import typing
+from collections.abc import Awaitable, Callable, Sequence
+from typing import TYPE_CHECKING, Any, TypeVar
+
+import msgspec
+from msgspec import UNSET, UnsetType
+
+from mcp_codegen_runtime.codec.conversion import fit
+from mcp_codegen_runtime.errors import MethodNotFoundError
+from mcp_codegen_types import latest
+
+from .listings import LIST_CHANGED
+
+if TYPE_CHECKING:
+    from mcp_codegen_runtime.jsonrpc.serving import Handler
+
+__all__ = [
+    "ElicitationCallback",
+    "LogCallback",
+    "Notifications",
+    "ProgressCallback",
+    "RootsOption",
+    "SamplingCallback",
+    "callback_handlers",
+]
+
+SamplingCallback = Callable[
+    [latest.CreateMessageRequestParams], Awaitable[latest.CreateMessageResult]
+]
+"""Answers `sampling/createMessage`."""
+ElicitationCallback = Callable[
+    [latest.ElicitRequestParams], Awaitable[latest.ElicitResult]
+]
+"""Answers `elicitation/create` (fields left out get their `default`)."""
+RootsOption = (
+    Sequence[latest.Root | str] | Callable[[], Awaitable[Sequence[latest.Root]]]
+)
+"""The roots offered: a list (of `Root`s or URIs), or a function giving them."""
+ProgressCallback = Callable[[float, float | None, str | None], Awaitable[None]]
+"""Called with (progress, total, message) for each progress notification."""
+LogCallback = Callable[[latest.LoggingMessageNotificationParams], Awaitable[None]]
+"""Called with each `notifications/message`."""
+
+T = TypeVar("T")
+
+PROGRESS = "notifications/progress"
+MESSAGE = "notifications/message"
+
+
+def callback_handlers(
+    *,
+    sampling: SamplingCallback | None = None,
+    elicitation: ElicitationCallback | None = None,
+    roots: RootsOption | None = None,
+) -> latest.ClientHandlers | None:
+    """`ClientHandlers` of the newest revision serving exactly the callables
+    given (so the client declares just those capabilities); None for none."""
+    namespace: dict[str, Any] = {}
+    if sampling is not None:
+        answer_sampling = sampling
+
+        async def sampling_create_message(
+            self: Any, params: latest.CreateMessageRequestParams
+        ) -> latest.CreateMessageResult:
+            return await answer_sampling(params)
+
+        namespace["sampling_create_message"] = sampling_create_message
+    if elicitation is not None:
+        answer_elicitation = elicitation
+
+        async def elicitation_create(
+            self: Any, params: latest.ElicitRequestParams
+        ) -> latest.ElicitResult:
+            return await answer_elicitation(params)
+
+        namespace["elicitation_create"] = elicitation_create
+    if roots is not None:
+        offered = roots
+
+        async def roots_list(
+            self: Any, params: latest.ListRootsRequestParams
+        ) -> latest.ListRootsResult:
+            found = await offered() if callable(offered) else offered
+            listed = [
+                r if isinstance(r, latest.Root) else latest.Root(uri=r) for r in found
+            ]
+            return _fitted(
+                {"roots": [msgspec.to_builtins(r) for r in listed]},
+                latest.ListRootsResult,
+            )
+
+        namespace["roots_list"] = roots_list
+    if not namespace:
+        return None
+    handlers_type = type("CallbackHandlers", (latest.ClientHandlers,), namespace)
+    return typing.cast("latest.ClientHandlers", handlers_type())
+
+
+def _fitted(value: Any, target: type[T]) -> T:
+    from mcp_codegen_runtime.protocol.adapt import RESULT_FILL
+
+    found: T = fit(value, target, label=target.__name__, fill=RESULT_FILL).value
+    return found
+
+
+class _Progress(msgspec.Struct):
+    progress_token: str | int = msgspec.field(name="progressToken")
+    progress: float
+    total: float | UnsetType = UNSET
+    message: str | UnsetType = UNSET
+
+
+class Notifications:
+    """The connection's handler wrapped: progress of a call in flight goes to
+    its callback, log messages to `on_log`, list changes to `on_list_changed`
+    (then to `inner`), the rest to `inner`."""
+
+    def __init__(
+        self,
+        inner: Handler | None,
+        on_log: LogCallback | None,
+        on_list_changed: Callable[[str], Awaitable[None]] | None = None,
+    ) -> None:
+        self.inner = inner
+        self.on_log = on_log
+        self.on_list_changed = on_list_changed
+        self.progress: dict[str | int, ProgressCallback] = {}
+
+    async def __call__(self, method: str, params: bytes | None) -> bytes | None:
+        """Serve one message from the server."""
+        if method == PROGRESS and params is not None:
+            try:
+                found = msgspec.json.decode(params, type=_Progress)
+            except msgspec.DecodeError:
+                found = None
+            callback = (
+                None if found is None else self.progress.get(found.progress_token)
+            )
+            if found is not None and callback is not None:
+                total = None if isinstance(found.total, UnsetType) else found.total
+                message = (
+                    None if isinstance(found.message, UnsetType) else found.message
+                )
+                await callback(found.progress, total, message)
+                return None
+        if method == MESSAGE and params is not None and self.on_log is not None:
+            body: Any = msgspec.json.decode(params)
+            await self.on_log(_fitted(body, latest.LoggingMessageNotificationParams))
+            return None
+        kind = LIST_CHANGED.get(method)
+        if kind is not None and self.on_list_changed is not None:
+            await self.on_list_changed(kind)
+        if self.inner is None:
+            if method.startswith("notifications/"):
+                return None  # nobody asked to hear of it
+            raise MethodNotFoundError(method)
+        return await self.inner(method, params)

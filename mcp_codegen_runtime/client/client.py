@@ -1,0 +1,631 @@
+"""`Client`: one object for any MCP server, transport and revision.
+
+    async with Client(["python", "server.py"]) as client:
+        tools = await client.list_tools()
+        result = await client.call_tool("echo", {"message": "hi"})
+
+Results come in the types of the newest dated revision (`mcp_codegen_types.latest`)
+whatever the server negotiated: `ClientSession` converts them.
+`client.protocol_version` and `client.negotiated` tell what the wire spoke.
+
+Negotiation, in order: a target known to speak a legacy revision (the
+process-wide `VersionCache`, keyed by command line or URL) gets `initialize`
+at once; a known modern one re-uses its cached `server/discover` result while
+its `ttlMs` lasts; an unknown one is probed with `server/discover` for
+`probe_timeout` seconds, then `initialize`. The probe's clock runs while the
+server starts, so the default (5 s) is about three times the slowest start
+measured (the Python SDK's server answers its first request 1.7 s after
+spawning); legacy servers answer the unknown method at once, and one that stays
+silent costs the 5 s once per target and process.
+"""
+
+from __future__ import annotations
+
+import itertools
+import logging
+import math
+from contextlib import AsyncExitStack
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeVar
+
+import anyio
+from msgspec import UNSET, UnsetType
+
+from mcp_codegen_runtime.codec.conversion import fit
+from mcp_codegen_runtime.codec.spec import Handlers
+from mcp_codegen_runtime.codec.wire import to_builtins
+from mcp_codegen_runtime.errors import CapabilityError, McpError, RequestTimeoutError
+from mcp_codegen_runtime.protocol.adapt import RESULT_FILL
+from mcp_codegen_runtime.protocol.client import ClientSession, VersionCache
+from mcp_codegen_types import latest
+
+from .callbacks import (
+    ElicitationCallback,
+    LogCallback,
+    Notifications,
+    ProgressCallback,
+    RootsOption,
+    SamplingCallback,
+    callback_handlers,
+)
+from .listings import ListCache
+from .targets import Target, cache_key_of, open_session
+
+if TYPE_CHECKING:
+    import os
+    from collections.abc import AsyncGenerator, Awaitable, Callable, Mapping, Sequence
+    from types import TracebackType
+    from typing import Self
+
+    import httpx
+
+__all__ = ["DEFAULT_PROBE_TIMEOUT", "VERSION_CACHE", "Client", "Negotiated"]
+
+logger = logging.getLogger(__name__)
+
+T = TypeVar("T")
+
+
+class _Page(Protocol):
+    @property
+    def next_cursor(self) -> str | UnsetType: ...
+
+    @property
+    def ttl_ms(self) -> int: ...
+
+
+P = TypeVar("P", bound=_Page)
+
+DEFAULT_PROBE_TIMEOUT = 5.0
+"""Seconds `server/discover` may take, server start included, before the server
+is taken for a legacy one (see the module docstring)."""
+VERSION_CACHE = VersionCache()
+"""What each command line or URL spoke, shared by every `Client` of the process."""
+
+_LIST_KEYS = {
+    "tools/list": "tools",
+    "prompts/list": "prompts",
+    "resources/list": "resources",
+    "resources/templates/list": "resourceTemplates",
+}
+
+
+@dataclass(frozen=True)
+class Negotiated:
+    """What the wire spoke: the protocol version and its era."""
+
+    version: str
+    era: Literal["legacy", "modern"]
+
+
+def _package_version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("mcp-codegen")
+    except PackageNotFoundError:
+        return "0.0.0"
+
+
+class Client:
+    """A connection to one MCP server, in the newest revision's types.
+
+    Args:
+        target: a command (a list, or a string split like a shell) run over
+            stdio; an `http(s)://` URL (Streamable HTTP, then HTTP+SSE); an
+            `App` or `ServerSession` in this process; or a ready transport.
+        name, version: the client's `Implementation` (default: mcp-codegen's).
+        versions: the protocol versions allowed (default: every dated one).
+        auth, headers: for HTTP targets (`auth`: an `httpx.Auth` such as
+            `OAuthClientAuth`).
+        timeout: seconds every request waits for its result (None: no
+            limit); each call's `timeout=` overrides it.
+        probe_timeout: seconds the `server/discover` probe waits.
+        on_progress: called with (progress, total, message) for calls that
+            name no `on_progress` of their own.
+        reset_timeout_on_progress: progress restarts a call's timeout.
+        on_log: called with each `notifications/message`.
+        on_list_changed: called with "tools", "prompts" or "resources" when
+            the server says that list changed (cached listings are dropped
+            first); on a 2026 server it opens a `subscriptions/listen` stream
+            for the lists the server declares `listChanged` for.
+        log_level: the level of log messages asked for.
+        sampling, elicitation, roots: answer the server's requests.
+        handlers: `ClientHandlers` (any revision) answering them instead.
+        cache: remembers what each target spoke (default: one per process).
+        env, cwd, stderr: for command targets (see `stdio_client`).
+    """
+
+    def __init__(
+        self,
+        target: Target,
+        *,
+        name: str | None = None,
+        version: str | None = None,
+        versions: Sequence[str] | None = None,
+        auth: httpx.Auth | None = None,
+        headers: Mapping[str, str] | None = None,
+        timeout: float | None = 60.0,
+        probe_timeout: float = DEFAULT_PROBE_TIMEOUT,
+        on_progress: ProgressCallback | None = None,
+        reset_timeout_on_progress: bool = False,
+        on_log: LogCallback | None = None,
+        on_list_changed: Callable[[str], Awaitable[None]] | None = None,
+        log_level: latest.LoggingLevel | None = None,
+        sampling: SamplingCallback | None = None,
+        elicitation: ElicitationCallback | None = None,
+        roots: RootsOption | None = None,
+        handlers: Handlers | Sequence[Handlers] | None = None,
+        cache: VersionCache | None = VERSION_CACHE,
+        env: Mapping[str, str] | None = None,
+        cwd: str | os.PathLike[str] | None = None,
+        stderr: Any = "inherit",
+    ) -> None:
+        self.target = target
+        self.timeout = timeout
+        self.on_progress = on_progress
+        self.reset_timeout_on_progress = reset_timeout_on_progress
+        own = callback_handlers(sampling=sampling, elicitation=elicitation, roots=roots)
+        given: list[Handlers] = []
+        if isinstance(handlers, Handlers):
+            given = [handlers]
+        elif handlers is not None:
+            given = list(handlers)
+        self._options: dict[str, Any] = {
+            "name": name or "mcp-codegen",
+            "version": version or _package_version(),
+            "handlers": given or ([own] if own is not None else []),
+            "versions": versions,
+            "probe_timeout": probe_timeout,
+            "initialize_timeout": timeout,
+            "request_timeout": timeout,
+            "log_level": log_level,
+            "cache": cache,
+            "cache_key": cache_key_of(target) if cache is not None else None,
+        }
+        self._connect: dict[str, Any] = {
+            "auth": auth,
+            "headers": headers,
+            "env": env,
+            "cwd": cwd,
+            "stderr": stderr,
+        }
+        self._on_log = on_log
+        self._stack: AsyncExitStack | None = None
+        self._session: ClientSession | None = None
+        self._on_list_changed = on_list_changed
+        self._lists = ListCache()
+        self._notifications = Notifications(None, on_log, self._list_changed)
+        self._tokens = itertools.count(1)
+        self._capabilities = latest.ServerCapabilities()
+        self._server_info: latest.Implementation | None = None
+
+    # -- lifecycle --
+
+    async def __aenter__(self) -> Self:
+        async with AsyncExitStack() as stack:
+            session = await stack.enter_async_context(
+                open_session(self.target, self._options, **self._connect)
+            )
+            self._notifications.inner = session.connection.handler
+            session.connection.handler = self._notifications
+            self._session = session
+            self._capabilities = _fitted(
+                session.server_capabilities, latest.ServerCapabilities
+            )
+            info: Any = session.server_info
+            self._server_info = (
+                None
+                if info is None
+                else _fitted(to_builtins(info), latest.Implementation)
+            )
+            wanted = self._listen_for()
+            if wanted:
+                tasks = await stack.enter_async_context(anyio.create_task_group())
+                stack.callback(tasks.cancel_scope.cancel)  # runs first on exit
+                tasks.start_soon(self._listen, wanted)
+            self._stack = stack.pop_all()
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        stack, self._stack = self._stack, None
+        self._session = None
+        if stack is not None:
+            await stack.__aexit__(exc_type, exc, traceback)
+
+    # -- what was negotiated --
+
+    @property
+    def session(self) -> ClientSession:
+        """The negotiated `ClientSession` (for a generated typed `Client` of
+        another revision: `v2025_11_25.Client(client.session)`).
+
+        Raises:
+            RuntimeError: the client is not open.
+        """
+        if self._session is None:
+            raise RuntimeError("the Client is not open: use `async with Client(...)`")
+        return self._session
+
+    @property
+    def protocol_version(self) -> str:
+        """The protocol version the wire speaks."""
+        return self.negotiated.version
+
+    @property
+    def negotiated(self) -> Negotiated:
+        """The protocol version and era the wire speaks."""
+        session = self.session
+        assert session.protocol_version is not None and session.era is not None
+        return Negotiated(session.protocol_version, session.era)
+
+    @property
+    def server_capabilities(self) -> latest.ServerCapabilities:
+        """What the server declared, in the newest revision's type."""
+        return self._capabilities
+
+    @property
+    def server_info(self) -> latest.Implementation | None:
+        """The server's name and version (None when it gave none)."""
+        return self._server_info
+
+    @property
+    def instructions(self) -> str | None:
+        """The server's instructions to the model, if any."""
+        return self.session.instructions
+
+    # -- requests --
+
+    async def _request(
+        self,
+        method: str,
+        params: dict[str, Any] | None,
+        result_type: type[T],
+        *,
+        timeout: float | UnsetType | None = UNSET,  # noqa: ASYNC109
+        on_progress: ProgressCallback | None = None,
+        reset_timeout_on_progress: bool | None = None,
+    ) -> T:
+        session = self.session
+        limit = self.timeout if isinstance(timeout, UnsetType) else timeout
+        reset = (
+            self.reset_timeout_on_progress
+            if reset_timeout_on_progress is None
+            else reset_timeout_on_progress
+        )
+        if on_progress is None and not reset:
+            found: T = await session.request(method, params, result_type, timeout=limit)
+            return found
+        token = next(self._tokens)
+        body = dict(params or {})
+        meta: dict[str, Any] = {**body.get("_meta", {}), "progressToken": token}
+        body["_meta"] = meta
+        with anyio.CancelScope() as scope:
+            if limit is not None:
+                scope.deadline = anyio.current_time() + limit
+
+            async def progressed(
+                progress: float, total: float | None, message: str | None
+            ) -> None:
+                if reset and limit is not None:
+                    scope.deadline = anyio.current_time() + limit
+                if on_progress is not None:
+                    await on_progress(progress, total, message)
+
+            self._notifications.progress[token] = progressed
+            try:
+                answered: T = await session.request(
+                    method, body, result_type, timeout=None
+                )
+                return answered
+            finally:
+                del self._notifications.progress[token]
+        assert limit is not None
+        raise RequestTimeoutError(method, token, limit)
+
+    async def _list(
+        self,
+        method: str,
+        result_type: type[T],
+        cursor: str | None,
+        timeout: float | UnsetType | None,  # noqa: ASYNC109
+    ) -> T:
+        params = {} if cursor is None else {"cursor": cursor}
+        try:
+            return await self._request(method, params, result_type, timeout=timeout)
+        except CapabilityError:
+            # Listing what the server does not offer finds nothing.
+            return _fitted({_LIST_KEYS[method]: []}, result_type)
+
+    async def list_tools(
+        self,
+        cursor: str | None = None,
+        *,
+        timeout: float | UnsetType | None = UNSET,  # noqa: ASYNC109
+    ) -> latest.ListToolsResult:
+        """One page of the server's tools (empty when it offers none)."""
+        return await self._list("tools/list", latest.ListToolsResult, cursor, timeout)
+
+    async def list_prompts(
+        self,
+        cursor: str | None = None,
+        *,
+        timeout: float | UnsetType | None = UNSET,  # noqa: ASYNC109
+    ) -> latest.ListPromptsResult:
+        """One page of the server's prompts (empty when it offers none)."""
+        return await self._list(
+            "prompts/list", latest.ListPromptsResult, cursor, timeout
+        )
+
+    async def list_resources(
+        self,
+        cursor: str | None = None,
+        *,
+        timeout: float | UnsetType | None = UNSET,  # noqa: ASYNC109
+    ) -> latest.ListResourcesResult:
+        """One page of the server's resources (empty when it offers none)."""
+        return await self._list(
+            "resources/list", latest.ListResourcesResult, cursor, timeout
+        )
+
+    async def list_resource_templates(
+        self,
+        cursor: str | None = None,
+        *,
+        timeout: float | UnsetType | None = UNSET,  # noqa: ASYNC109
+    ) -> latest.ListResourceTemplatesResult:
+        """One page of the server's resource templates (empty when none)."""
+        return await self._list(
+            "resources/templates/list",
+            latest.ListResourceTemplatesResult,
+            cursor,
+            timeout,
+        )
+
+    async def _pages(
+        self, fetch: Callable[[str | None], Awaitable[P]]
+    ) -> AsyncGenerator[P]:
+        cursor: str | None = None
+        while True:
+            page = await fetch(cursor)
+            yield page
+            cursor = _next(page.next_cursor)
+            if cursor is None:
+                return
+
+    async def _all(
+        self,
+        kind: str,
+        fetch: Callable[[str | None], Awaitable[P]],
+        items: Callable[[P], Sequence[Any]],
+    ) -> list[Any]:
+        """Every item of every page, from the cache while it is fresh."""
+        cached = self._lists.get(kind)
+        if cached is not None:
+            return cached
+        found: list[Any] = []
+        ttl_ms: int | None = None
+        async for page in self._pages(fetch):
+            found += items(page)
+            ttl_ms = page.ttl_ms if ttl_ms is None else min(ttl_ms, page.ttl_ms)
+        self._lists.put(kind, found, self._keep_for(kind, ttl_ms or 0))
+        return found
+
+    def _keep_for(self, kind: str, ttl_ms: int) -> float:
+        """Seconds a listing stays fresh: its `ttlMs` on a modern server; on
+        a legacy one, until list_changed when the server promised to send it."""
+        if self.negotiated.era == "modern":
+            return ttl_ms / 1000
+        capability = getattr(
+            self._capabilities, "resources" if kind == "templates" else kind
+        )
+        promised = getattr(capability, "list_changed", UNSET) is True
+        return math.inf if promised else 0.0
+
+    def _listen_for(self) -> dict[str, bool]:
+        """What a 2026 `subscriptions/listen` stream asks for: the lists the
+        server says change, when the user wants to hear of it."""
+        if self._on_list_changed is None or self.negotiated.era != "modern":
+            return {}
+        wanted: dict[str, bool] = {}
+        for kind in ("tools", "prompts", "resources"):
+            capability = getattr(self._capabilities, kind)
+            if getattr(capability, "list_changed", UNSET) is True:
+                wanted[f"{kind}ListChanged"] = True
+        return wanted
+
+    async def _listen(self, wanted: dict[str, bool]) -> None:
+        """Hold the stream open; its list_changed notifications arrive
+        through `Notifications` like legacy ones."""
+        try:
+            await self.session.request(
+                "subscriptions/listen", {"notifications": wanted}, dict, timeout=None
+            )
+        except McpError as exc:  # refused, or ended with the connection
+            logger.info("subscriptions/listen ended: %s", exc)
+
+    async def _list_changed(self, kind: str) -> None:
+        self._lists.invalidate(kind)
+        if self._on_list_changed is not None:
+            await self._on_list_changed(kind)
+
+    async def iter_tools(self) -> AsyncGenerator[latest.Tool]:
+        """Every tool, page after page."""
+        async for page in self._pages(self.list_tools):
+            for tool in page.tools:
+                yield tool
+
+    async def iter_prompts(self) -> AsyncGenerator[latest.Prompt]:
+        """Every prompt, page after page."""
+        async for page in self._pages(self.list_prompts):
+            for prompt in page.prompts:
+                yield prompt
+
+    async def iter_resources(self) -> AsyncGenerator[latest.Resource]:
+        """Every resource, page after page."""
+        async for page in self._pages(self.list_resources):
+            for resource in page.resources:
+                yield resource
+
+    async def iter_resource_templates(
+        self,
+    ) -> AsyncGenerator[latest.ResourceTemplate]:
+        """Every resource template, page after page."""
+        async for page in self._pages(self.list_resource_templates):
+            for template in page.resource_templates:
+                yield template
+
+    async def list_all_tools(self) -> list[latest.Tool]:
+        """Every tool, all pages (cached as the server allows, see
+        `listings`)."""
+        return await self._all("tools", self.list_tools, lambda p: p.tools)
+
+    async def list_all_prompts(self) -> list[latest.Prompt]:
+        """Every prompt, all pages (cached as the server allows)."""
+        return await self._all("prompts", self.list_prompts, lambda p: p.prompts)
+
+    async def list_all_resources(self) -> list[latest.Resource]:
+        """Every resource, all pages (cached as the server allows)."""
+        return await self._all("resources", self.list_resources, lambda p: p.resources)
+
+    async def list_all_resource_templates(self) -> list[latest.ResourceTemplate]:
+        """Every resource template, all pages (cached as the server allows)."""
+        return await self._all(
+            "templates",
+            self.list_resource_templates,
+            lambda p: p.resource_templates,
+        )
+
+    async def call_tool(
+        self,
+        name: str,
+        arguments: Mapping[str, Any] | None = None,
+        *,
+        timeout: float | UnsetType | None = UNSET,  # noqa: ASYNC109
+        on_progress: ProgressCallback | None = None,
+        reset_timeout_on_progress: bool | None = None,
+    ) -> latest.CallToolResult:
+        """Call a tool; a tool's own failure is a result with `is_error`.
+
+        Raises:
+            CapabilityError: the server offers no tools.
+            RpcError: the server refused the call (e.g. an unknown tool).
+            RequestTimeoutError: no result within the timeout.
+        """
+        params: dict[str, Any] = {"name": name}
+        if arguments is not None:
+            params["arguments"] = dict(arguments)
+        return await self._request(
+            "tools/call",
+            params,
+            latest.CallToolResult,
+            timeout=timeout,
+            on_progress=on_progress or self.on_progress,
+            reset_timeout_on_progress=reset_timeout_on_progress,
+        )
+
+    async def read_resource(
+        self,
+        uri: str,
+        *,
+        timeout: float | UnsetType | None = UNSET,  # noqa: ASYNC109
+    ) -> latest.ReadResourceResult:
+        """Read a resource."""
+        return await self._request(
+            "resources/read", {"uri": uri}, latest.ReadResourceResult, timeout=timeout
+        )
+
+    async def get_prompt(
+        self,
+        name: str,
+        arguments: Mapping[str, str] | None = None,
+        *,
+        timeout: float | UnsetType | None = UNSET,  # noqa: ASYNC109
+    ) -> latest.GetPromptResult:
+        """Get a prompt filled with `arguments`."""
+        params: dict[str, Any] = {"name": name}
+        if arguments is not None:
+            params["arguments"] = dict(arguments)
+        return await self._request(
+            "prompts/get", params, latest.GetPromptResult, timeout=timeout
+        )
+
+    async def complete(
+        self,
+        ref: latest.PromptReference | latest.ResourceTemplateReference,
+        argument: str,
+        value: str,
+        *,
+        context: Mapping[str, str] | None = None,
+        timeout: float | UnsetType | None = UNSET,  # noqa: ASYNC109
+    ) -> latest.CompleteResult:
+        """Completions for `argument` of a prompt or resource template, typed
+        so far as `value` (`context`: the other arguments already given)."""
+        params: dict[str, Any] = {
+            "ref": to_builtins(ref),
+            "argument": {"name": argument, "value": value},
+        }
+        if context is not None:
+            params["context"] = {"arguments": dict(context)}
+        return await self._request(
+            "completion/complete", params, latest.CompleteResult, timeout=timeout
+        )
+
+    async def subscribe_resource(
+        self,
+        uri: str,
+        *,
+        timeout: float | UnsetType | None = UNSET,  # noqa: ASYNC109
+    ) -> None:
+        """Ask for `notifications/resources/updated` about `uri` (servers of
+        the handshake era)."""
+        await self._request("resources/subscribe", {"uri": uri}, dict, timeout=timeout)
+
+    async def unsubscribe_resource(
+        self,
+        uri: str,
+        *,
+        timeout: float | UnsetType | None = UNSET,  # noqa: ASYNC109
+    ) -> None:
+        """Stop `subscribe_resource`."""
+        await self._request(
+            "resources/unsubscribe", {"uri": uri}, dict, timeout=timeout
+        )
+
+    async def set_logging_level(
+        self,
+        level: latest.LoggingLevel,
+        *,
+        timeout: float | UnsetType | None = UNSET,  # noqa: ASYNC109
+    ) -> None:
+        """The least severe log messages wanted: `logging/setLevel` on a
+        legacy server, the `_meta` log level of every request on a modern one."""
+        session = self.session
+        if session.era == "modern":
+            session.set_log_level(level)
+            return
+        await self._request("logging/setLevel", {"level": level}, dict, timeout=timeout)
+
+    async def ping(
+        self,
+        *,
+        timeout: float | UnsetType | None = UNSET,  # noqa: ASYNC109
+    ) -> None:
+        """Check that the server answers (`ping`; `server/discover` on a
+        modern server, which has no ping)."""
+        method = "server/discover" if self.session.era == "modern" else "ping"
+        await self._request(method, {}, dict, timeout=timeout)
+
+
+def _next(cursor: str | UnsetType | None) -> str | None:
+    return cursor if isinstance(cursor, str) and cursor else None
+
+
+def _fitted(value: Any, target: type[T]) -> T:
+    found: T = fit(value, target, label=target.__name__, fill=RESULT_FILL).value
+    return found
