@@ -30,6 +30,7 @@ from .codec.wire import (
 
 if TYPE_CHECKING:
     from .client.client import Client
+    from .client.group import ClientGroup
     from .jsonrpc.connection import Connection, current_request
     from .jsonrpc.dispatch import Dispatcher
     from .protocol.client import ClientSession, VersionCache
@@ -43,6 +44,7 @@ if TYPE_CHECKING:
 # fast. The engine's names load on first use.
 _LAZY = {
     "Client": "client.client",
+    "ClientGroup": "client.group",
     "ClientSession": "protocol.client",
     "Connection": "jsonrpc.connection",
     "McpHttpApp": "transports.http.server",
@@ -71,6 +73,7 @@ def __getattr__(name: str) -> Any:
 __all__ = [
     "UNSET",
     "Client",
+    "ClientGroup",
     "ClientSession",
     "ClosedStruct",
     "Connection",
