@@ -13,11 +13,12 @@ import msgspec
 
 from .assertion import ASSERTION_TYPE
 from .documents import TokenSet
-from .errors import TokenError
+from .errors import AuthorizationError, TokenError
 
 if TYPE_CHECKING:
+    from ..metadata import AuthorizationServerMetadata
     from .assertion import PrivateKeyJwt
-    from .documents import ClientInformation, ServerMetadata
+    from .documents import ClientInformation
 
 __all__ = [
     "auth_method",
@@ -38,7 +39,9 @@ class _Error(msgspec.Struct):
 
 
 def auth_method(
-    client: ClientInformation, server: ServerMetadata, key: PrivateKeyJwt | None
+    client: ClientInformation,
+    server: AuthorizationServerMetadata,
+    key: PrivateKeyJwt | None,
 ) -> str:
     """How the client authenticates at the token endpoint: what its
     registration says, else the first the server supports that the client
@@ -61,7 +64,7 @@ def auth_method(
 
 
 def _request(
-    server: ServerMetadata,
+    server: AuthorizationServerMetadata,
     client: ClientInformation,
     form: dict[str, str],
     *,
@@ -87,11 +90,13 @@ def _request(
         )
     else:
         form["client_id"] = client.client_id
+    if server.token_endpoint is None:  # discovery passes such metadata over
+        raise AuthorizationError(f"{server.issuer} names no token endpoint")
     return httpx.Request("POST", server.token_endpoint, data=form, headers=headers)
 
 
 def authorization_code_request(
-    server: ServerMetadata,
+    server: AuthorizationServerMetadata,
     client: ClientInformation,
     *,
     code: str,
@@ -113,7 +118,7 @@ def authorization_code_request(
 
 
 def refresh_request(
-    server: ServerMetadata,
+    server: AuthorizationServerMetadata,
     client: ClientInformation,
     *,
     refresh_token: str,
@@ -131,7 +136,7 @@ def refresh_request(
 
 
 def client_credentials_request(
-    server: ServerMetadata,
+    server: AuthorizationServerMetadata,
     client: ClientInformation,
     *,
     resource: str,
@@ -147,7 +152,7 @@ def client_credentials_request(
 
 
 def jwt_bearer_request(
-    server: ServerMetadata,
+    server: AuthorizationServerMetadata,
     client: ClientInformation,
     *,
     assertion: str,
