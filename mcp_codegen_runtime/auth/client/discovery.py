@@ -20,7 +20,13 @@ import msgspec
 
 from mcp_codegen_runtime.transports.http.security import is_loopback
 
-from ..metadata import AuthorizationServerMetadata, ProtectedResourceMetadata
+from ..metadata import (
+    PROTECTED_RESOURCE_WELL_KNOWN,
+    AuthorizationServerMetadata,
+    ProtectedResourceMetadata,
+    canonical_resource_url,
+    protected_resource_metadata_url,
+)
 from .errors import AuthorizationError
 
 if TYPE_CHECKING:
@@ -30,7 +36,6 @@ if TYPE_CHECKING:
 
 __all__ = [
     "Discovery",
-    "canonical_resource",
     "discover",
     "origin",
     "resource_allowed",
@@ -39,7 +44,6 @@ __all__ = [
     "server_metadata_urls",
 ]
 
-_PRM = "/.well-known/oauth-protected-resource"
 _OAUTH = "/.well-known/oauth-authorization-server"
 _OIDC = "/.well-known/openid-configuration"
 _HEADERS = {"Accept": "application/json"}
@@ -66,22 +70,12 @@ def origin(url: str) -> str:
     return urlunsplit((parts.scheme.lower(), parts.netloc.lower(), "", "", ""))
 
 
-def canonical_resource(url: str) -> str:
-    """The canonical URI of an MCP server (RFC 8707 §2): lower-case scheme and
-    host, no fragment; the path is kept as given."""
-    parts = urlsplit(url)
-    return urlunsplit(
-        (parts.scheme.lower(), parts.netloc.lower(), parts.path, parts.query, "")
-    )
-
-
 def resource_metadata_urls(server_url: str) -> list[str]:
-    """The well-known Protected Resource Metadata URLs to try, in order."""
-    path = urlsplit(server_url).path.rstrip("/")
-    base = origin(server_url)
-    urls = [f"{base}{_PRM}{path}"] if path else []
-    urls.append(f"{base}{_PRM}")
-    return urls
+    """The well-known Protected Resource Metadata URLs to try, in order: the
+    one for the server's path (RFC 9728 §3.1), then the origin's."""
+    found = protected_resource_metadata_url(server_url)
+    root = origin(server_url) + PROTECTED_RESOURCE_WELL_KNOWN
+    return [found] if found == root else [found, root]
 
 
 def server_metadata_urls(issuer: str) -> list[str]:
@@ -216,7 +210,7 @@ def _legacy(server_url: str) -> Generator[httpx.Request, httpx.Response, Discove
             registration_endpoint=f"{base}/register",
         )
     return Discovery(
-        resource=canonical_resource(server_url),
+        resource=canonical_resource_url(server_url),
         server=metadata,
         documented=documented,
     )

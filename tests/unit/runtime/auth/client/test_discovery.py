@@ -12,7 +12,6 @@ from mcp_codegen_runtime.auth import (
 )
 from mcp_codegen_runtime.auth.client.challenge import BearerChallenge
 from mcp_codegen_runtime.auth.client.discovery import (
-    canonical_resource,
     discover,
     resource_allowed,
     resource_metadata_urls,
@@ -79,10 +78,15 @@ def test_resource_allowed(resource: str, allowed: bool) -> None:
     assert resource_allowed(MCP, resource) is allowed
 
 
-def test_canonical_resource_lowercases_scheme_and_host_only() -> None:
-    assert canonical_resource("HTTPS://Mcp.Example.com/Path#frag") == (
-        "https://mcp.example.com/Path"
+def test_without_resource_metadata_the_resource_is_the_canonical_url() -> None:
+    """The same canonical form the resource server compares `aud` in
+    (`auth.metadata.canonical_resource_url`): lower-case scheme and host, the
+    path's case kept, no trailing slash."""
+    found = drive(
+        discover("HTTPS://Mcp.Example.com/Path/", None), lambda _: json_response(404)
     )
+    assert found.resource == "https://mcp.example.com/Path"
+    assert not found.documented
 
 
 def test_the_challenge_hint_is_tried_first() -> None:
