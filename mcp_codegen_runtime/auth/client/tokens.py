@@ -68,9 +68,11 @@ def _request(
     client: ClientInformation,
     form: dict[str, str],
     *,
-    method: str,
     key: PrivateKeyJwt | None,
 ) -> httpx.Request:
+    """The token request carrying `form`, the client authenticated as
+    `auth_method` says."""
+    method = auth_method(client, server, key)
     headers = {"Accept": "application/json"}
     if method == "client_secret_basic":
         # RFC 6749 §2.3.1: both halves form-urlencoded before base64.
@@ -113,8 +115,7 @@ def authorization_code_request(
         "redirect_uri": redirect_uri,
         "resource": resource,
     }
-    method = auth_method(client, server, key)
-    return _request(server, client, form, method=method, key=key)
+    return _request(server, client, form, key=key)
 
 
 def refresh_request(
@@ -131,8 +132,7 @@ def refresh_request(
         "refresh_token": refresh_token,
         "resource": resource,
     }
-    method = auth_method(client, server, key)
-    return _request(server, client, form, method=method, key=key)
+    return _request(server, client, form, key=key)
 
 
 def client_credentials_request(
@@ -147,8 +147,7 @@ def client_credentials_request(
     form = {"grant_type": "client_credentials", "resource": resource}
     if scope:
         form["scope"] = scope
-    method = auth_method(client, server, key)
-    return _request(server, client, form, method=method, key=key)
+    return _request(server, client, form, key=key)
 
 
 def jwt_bearer_request(
@@ -164,8 +163,7 @@ def jwt_bearer_request(
     form = {"grant_type": JWT_BEARER, "assertion": assertion, "resource": resource}
     if scope:
         form["scope"] = scope
-    method = auth_method(client, server, key)
-    return _request(server, client, form, method=method, key=key)
+    return _request(server, client, form, key=key)
 
 
 def read_token_response(
