@@ -7,9 +7,10 @@
   fields MCP clients read): an authorization server's endpoints and what it
   supports (PKCE methods, `iss` in responses, client ID metadata documents).
 
-Unknown members are kept out of the Structs but never refused: a document
-may carry any extension. Absent members are None and are left out when
-encoded.
+Both sides use them: the resource server publishes the first and reads the
+second (to find the issuer's keys), the OAuth client reads both. Unknown
+members are kept out of the Structs but never refused: a document may carry
+any extension. Absent members are None and are left out when encoded.
 """
 
 from __future__ import annotations
@@ -30,7 +31,9 @@ __all__ = [
 PROTECTED_RESOURCE_WELL_KNOWN = "/.well-known/oauth-protected-resource"
 
 
-class ProtectedResourceMetadata(msgspec.Struct, kw_only=True, omit_defaults=True):
+class ProtectedResourceMetadata(
+    msgspec.Struct, kw_only=True, frozen=True, omit_defaults=True
+):
     """RFC 9728 protected resource metadata (section 2)."""
 
     resource: str
@@ -49,7 +52,9 @@ class ProtectedResourceMetadata(msgspec.Struct, kw_only=True, omit_defaults=True
     dpop_bound_access_tokens_required: bool | None = None
 
 
-class AuthorizationServerMetadata(msgspec.Struct, kw_only=True, omit_defaults=True):
+class AuthorizationServerMetadata(
+    msgspec.Struct, kw_only=True, frozen=True, omit_defaults=True
+):
     """RFC 8414 authorization server metadata, with the OpenID Connect
     discovery members and the extensions MCP clients use."""
 
@@ -77,6 +82,8 @@ class AuthorizationServerMetadata(msgspec.Struct, kw_only=True, omit_defaults=Tr
     authorization_response_iss_parameter_supported: bool | None = None
     # MCP 2025-11-25: the server accepts URLs as client ids (metadata documents).
     client_id_metadata_document_supported: bool | None = None
+    # RFC 9449: the server takes DPoP proofs signed with these algorithms.
+    dpop_signing_alg_values_supported: list[str] | None = None
     # OpenID Connect discovery.
     userinfo_endpoint: str | None = None
     subject_types_supported: list[str] | None = None

@@ -10,13 +10,7 @@ from .assertion import PrivateKeyJwt
 from .challenge import BearerChallenge, parse_bearer_challenge
 from .credentials import ClientCredentialsAuth
 from .discovery import Discovery
-from .documents import (
-    ClientInformation,
-    ClientMetadata,
-    ResourceMetadata,
-    ServerMetadata,
-    TokenSet,
-)
+from .documents import ClientInformation, ClientMetadata, TokenSet
 from .dpop import DPoPKey
 from .errors import AuthorizationError, TokenError
 from .interaction import AuthorizationResponse, CallbackReceiver, RedirectHandler
@@ -43,8 +37,6 @@ __all__ = [
     "OAuthClientAuth",
     "PrivateKeyJwt",
     "RedirectHandler",
-    "ResourceMetadata",
-    "ServerMetadata",
     "TokenError",
     "TokenSet",
     "TokenStore",

@@ -14,7 +14,7 @@ import msgspec
 from .errors import AuthorizationError
 
 if TYPE_CHECKING:
-    from .documents import ServerMetadata
+    from ..metadata import AuthorizationServerMetadata
     from .interaction import AuthorizationResponse
 
 __all__ = ["AuthorizationRequest", "check_response", "start_authorization"]
@@ -37,7 +37,7 @@ def _challenge(verifier: str) -> str:
 
 
 def start_authorization(
-    server: ServerMetadata,
+    server: AuthorizationServerMetadata,
     *,
     client_id: str,
     redirect_uri: str,
@@ -87,7 +87,7 @@ def start_authorization(
 def check_response(
     request: AuthorizationRequest,
     response: AuthorizationResponse,
-    server: ServerMetadata,
+    server: AuthorizationServerMetadata,
 ) -> str:
     """The authorization code, once the response is checked.
 

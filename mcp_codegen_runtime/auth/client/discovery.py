@@ -20,7 +20,13 @@ import msgspec
 
 from mcp_codegen_runtime.transports.http.security import is_loopback
 
-from .documents import ResourceMetadata, ServerMetadata
+from ..metadata import (
+    PROTECTED_RESOURCE_WELL_KNOWN,
+    AuthorizationServerMetadata,
+    ProtectedResourceMetadata,
+    canonical_resource_url,
+    protected_resource_metadata_url,
+)
 from .errors import AuthorizationError
 
 if TYPE_CHECKING:
@@ -30,7 +36,6 @@ if TYPE_CHECKING:
 
 __all__ = [
     "Discovery",
-    "canonical_resource",
     "discover",
     "origin",
     "resource_allowed",
@@ -39,7 +44,6 @@ __all__ = [
     "server_metadata_urls",
 ]
 
-_PRM = "/.well-known/oauth-protected-resource"
 _OAUTH = "/.well-known/oauth-authorization-server"
 _OIDC = "/.well-known/openid-configuration"
 _HEADERS = {"Accept": "application/json"}
@@ -55,8 +59,8 @@ class Discovery(msgspec.Struct, kw_only=True, frozen=True):
     """
 
     resource: str
-    server: ServerMetadata
-    resource_metadata: ResourceMetadata | None = None
+    server: AuthorizationServerMetadata
+    resource_metadata: ProtectedResourceMetadata | None = None
     documented: bool = True
 
 
@@ -66,22 +70,12 @@ def origin(url: str) -> str:
     return urlunsplit((parts.scheme.lower(), parts.netloc.lower(), "", "", ""))
 
 
-def canonical_resource(url: str) -> str:
-    """The canonical URI of an MCP server (RFC 8707 §2): lower-case scheme and
-    host, no fragment; the path is kept as given."""
-    parts = urlsplit(url)
-    return urlunsplit(
-        (parts.scheme.lower(), parts.netloc.lower(), parts.path, parts.query, "")
-    )
-
-
 def resource_metadata_urls(server_url: str) -> list[str]:
-    """The well-known Protected Resource Metadata URLs to try, in order."""
-    path = urlsplit(server_url).path.rstrip("/")
-    base = origin(server_url)
-    urls = [f"{base}{_PRM}{path}"] if path else []
-    urls.append(f"{base}{_PRM}")
-    return urls
+    """The well-known Protected Resource Metadata URLs to try, in order: the
+    one for the server's path (RFC 9728 §3.1), then the origin's."""
+    found = protected_resource_metadata_url(server_url)
+    root = origin(server_url) + PROTECTED_RESOURCE_WELL_KNOWN
+    return [found] if found == root else [found, root]
 
 
 def server_metadata_urls(issuer: str) -> list[str]:
@@ -141,9 +135,9 @@ def discover(
     if challenge is not None and challenge.resource_metadata:
         hinted = challenge.resource_metadata
         urls = [hinted, *(url for url in urls if url != hinted)]
-    found: ResourceMetadata | None = None
+    found: ProtectedResourceMetadata | None = None
     for url in urls:
-        found = _decode((yield _get(url)), ResourceMetadata)
+        found = _decode((yield _get(url)), ProtectedResourceMetadata)
         if found is not None:
             break
     if found is None:
@@ -164,10 +158,10 @@ def discover(
 
 def _server_metadata(
     issuer: str,
-) -> Generator[httpx.Request, httpx.Response, ServerMetadata | None]:
+) -> Generator[httpx.Request, httpx.Response, AuthorizationServerMetadata | None]:
     for url in server_metadata_urls(issuer):
-        metadata = _decode((yield _get(url)), ServerMetadata)
-        if metadata is None:
+        metadata = _decode((yield _get(url)), AuthorizationServerMetadata)
+        if metadata is None or metadata.token_endpoint is None:
             continue
         # RFC 8414 §3.3: simple string comparison, no normalization.
         if metadata.issuer != issuer:
@@ -179,7 +173,7 @@ def _server_metadata(
     return None
 
 
-def _checked(metadata: ServerMetadata) -> ServerMetadata:
+def _checked(metadata: AuthorizationServerMetadata) -> AuthorizationServerMetadata:
     """`metadata`, once each of its endpoints is HTTPS (or loopback)."""
     for endpoint in (
         metadata.authorization_endpoint,
@@ -196,25 +190,27 @@ def _checked(metadata: ServerMetadata) -> ServerMetadata:
 def _legacy(server_url: str) -> Generator[httpx.Request, httpx.Response, Discovery]:
     """2025-03-26: the MCP server's origin is the authorization server."""
     base = origin(server_url)
-    metadata = _decode((yield _get(f"{base}{_OAUTH}")), ServerMetadata)
+    metadata = _decode((yield _get(f"{base}{_OAUTH}")), AuthorizationServerMetadata)
     # That revision took the origin as the authorization base URL, not as
     # the issuer: the issuer may add a path, but not move to another origin.
     if metadata is not None and origin(metadata.issuer) != base:
         raise AuthorizationError(
             f"the metadata at {base}{_OAUTH} names issuer {metadata.issuer!r}"
         )
+    if metadata is not None and metadata.token_endpoint is None:
+        metadata = None
     documented = metadata is not None
     if metadata is not None:
         metadata = _checked(metadata)
     else:
-        metadata = ServerMetadata(
+        metadata = AuthorizationServerMetadata(
             issuer=base,
             authorization_endpoint=f"{base}/authorize",
             token_endpoint=f"{base}/token",
             registration_endpoint=f"{base}/register",
         )
     return Discovery(
-        resource=canonical_resource(server_url),
+        resource=canonical_resource_url(server_url),
         server=metadata,
         documented=documented,
     )

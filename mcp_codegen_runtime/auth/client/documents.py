@@ -1,8 +1,7 @@
-"""The JSON documents the OAuth client reads and writes, as msgspec Structs.
-
-Only the members the client uses are declared; unknown members are ignored
-when decoding. Resource metadata is RFC 9728, server metadata RFC 8414 (and
-OpenID Connect discovery, a superset), registration RFC 7591, tokens RFC 6749.
+"""The JSON documents only the OAuth client reads and writes, as msgspec
+Structs: registration (RFC 7591) and tokens (RFC 6749). Unknown members are
+ignored when decoding. The discovery documents both sides read are in
+`auth.metadata`.
 """
 
 from __future__ import annotations
@@ -15,37 +14,8 @@ from msgspec import UNSET, UnsetType
 __all__ = [
     "ClientInformation",
     "ClientMetadata",
-    "ResourceMetadata",
-    "ServerMetadata",
     "TokenSet",
 ]
-
-
-class ResourceMetadata(msgspec.Struct, kw_only=True, frozen=True):
-    """Protected Resource Metadata (RFC 9728) as the client reads it."""
-
-    resource: str
-    authorization_servers: list[str] = msgspec.field(default_factory=list[str])
-    scopes_supported: list[str] | None = None
-    bearer_methods_supported: list[str] | None = None
-
-
-class ServerMetadata(msgspec.Struct, kw_only=True, frozen=True):
-    """Authorization server metadata (RFC 8414 / OpenID Connect discovery)."""
-
-    issuer: str
-    authorization_endpoint: str | None = None
-    token_endpoint: str
-    registration_endpoint: str | None = None
-    scopes_supported: list[str] | None = None
-    response_types_supported: list[str] | None = None
-    grant_types_supported: list[str] | None = None
-    code_challenge_methods_supported: list[str] | None = None
-    token_endpoint_auth_methods_supported: list[str] | None = None
-    token_endpoint_auth_signing_alg_values_supported: list[str] | None = None
-    client_id_metadata_document_supported: bool = False
-    authorization_response_iss_parameter_supported: bool = False
-    dpop_signing_alg_values_supported: list[str] | None = None
 
 
 class ClientMetadata(msgspec.Struct, kw_only=True, frozen=True):

@@ -209,7 +209,9 @@ class OAuthFlow(httpx.Auth):
             elif response.status_code != 401 or renewed:
                 return
             yield Hold()
-            if step_up or self.tokens is None or self.tokens is sent:
+            # Renewed while this request waited (another request's refresh or
+            # step-up): try that token before asking the user again.
+            if self.tokens is None or self.tokens is sent:
                 tokens = yield from self._renew(challenge, step_up=step_up)
                 self.tokens = tokens
                 yield SaveTokens(tokens)

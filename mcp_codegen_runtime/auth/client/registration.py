@@ -17,7 +17,7 @@ from .errors import AuthorizationError
 if TYPE_CHECKING:
     from collections.abc import Generator
 
-    from .documents import ServerMetadata
+    from ..metadata import AuthorizationServerMetadata
 
 __all__ = ["obtain_client", "registration_request", "usable"]
 
@@ -32,7 +32,7 @@ def usable(client: ClientInformation | None, issuer: str) -> bool:
 
 
 def registration_request(
-    server: ServerMetadata, metadata: ClientMetadata
+    server: AuthorizationServerMetadata, metadata: ClientMetadata
 ) -> httpx.Request:
     """The registration request, asking for a token endpoint authentication
     the server supports (the app's choice when it is among them)."""
@@ -55,7 +55,7 @@ def registration_request(
 
 
 def obtain_client(
-    server: ServerMetadata,
+    server: AuthorizationServerMetadata,
     *,
     preregistered: ClientInformation | None,
     stored: ClientInformation | None,

@@ -13,11 +13,12 @@ import msgspec
 
 from .assertion import ASSERTION_TYPE
 from .documents import TokenSet
-from .errors import TokenError
+from .errors import AuthorizationError, TokenError
 
 if TYPE_CHECKING:
+    from ..metadata import AuthorizationServerMetadata
     from .assertion import PrivateKeyJwt
-    from .documents import ClientInformation, ServerMetadata
+    from .documents import ClientInformation
 
 __all__ = [
     "auth_method",
@@ -38,7 +39,9 @@ class _Error(msgspec.Struct):
 
 
 def auth_method(
-    client: ClientInformation, server: ServerMetadata, key: PrivateKeyJwt | None
+    client: ClientInformation,
+    server: AuthorizationServerMetadata,
+    key: PrivateKeyJwt | None,
 ) -> str:
     """How the client authenticates at the token endpoint: what its
     registration says, else the first the server supports that the client
@@ -61,13 +64,15 @@ def auth_method(
 
 
 def _request(
-    server: ServerMetadata,
+    server: AuthorizationServerMetadata,
     client: ClientInformation,
     form: dict[str, str],
     *,
-    method: str,
     key: PrivateKeyJwt | None,
 ) -> httpx.Request:
+    """The token request carrying `form`, the client authenticated as
+    `auth_method` says."""
+    method = auth_method(client, server, key)
     headers = {"Accept": "application/json"}
     if method == "client_secret_basic":
         # RFC 6749 §2.3.1: both halves form-urlencoded before base64.
@@ -87,11 +92,13 @@ def _request(
         )
     else:
         form["client_id"] = client.client_id
+    if server.token_endpoint is None:  # discovery passes such metadata over
+        raise AuthorizationError(f"{server.issuer} names no token endpoint")
     return httpx.Request("POST", server.token_endpoint, data=form, headers=headers)
 
 
 def authorization_code_request(
-    server: ServerMetadata,
+    server: AuthorizationServerMetadata,
     client: ClientInformation,
     *,
     code: str,
@@ -108,12 +115,11 @@ def authorization_code_request(
         "redirect_uri": redirect_uri,
         "resource": resource,
     }
-    method = auth_method(client, server, key)
-    return _request(server, client, form, method=method, key=key)
+    return _request(server, client, form, key=key)
 
 
 def refresh_request(
-    server: ServerMetadata,
+    server: AuthorizationServerMetadata,
     client: ClientInformation,
     *,
     refresh_token: str,
@@ -126,12 +132,11 @@ def refresh_request(
         "refresh_token": refresh_token,
         "resource": resource,
     }
-    method = auth_method(client, server, key)
-    return _request(server, client, form, method=method, key=key)
+    return _request(server, client, form, key=key)
 
 
 def client_credentials_request(
-    server: ServerMetadata,
+    server: AuthorizationServerMetadata,
     client: ClientInformation,
     *,
     resource: str,
@@ -142,12 +147,11 @@ def client_credentials_request(
     form = {"grant_type": "client_credentials", "resource": resource}
     if scope:
         form["scope"] = scope
-    method = auth_method(client, server, key)
-    return _request(server, client, form, method=method, key=key)
+    return _request(server, client, form, key=key)
 
 
 def jwt_bearer_request(
-    server: ServerMetadata,
+    server: AuthorizationServerMetadata,
     client: ClientInformation,
     *,
     assertion: str,
@@ -159,8 +163,7 @@ def jwt_bearer_request(
     form = {"grant_type": JWT_BEARER, "assertion": assertion, "resource": resource}
     if scope:
         form["scope"] = scope
-    method = auth_method(client, server, key)
-    return _request(server, client, form, method=method, key=key)
+    return _request(server, client, form, key=key)
 
 
 def read_token_response(

@@ -9,19 +9,19 @@ from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
+from mcp_codegen_runtime.auth import AuthorizationServerMetadata
 from mcp_codegen_runtime.auth.client.authorization import (
     AuthorizationRequest,
     check_response,
     start_authorization,
 )
-from mcp_codegen_runtime.auth.client.documents import ServerMetadata
 from mcp_codegen_runtime.auth.client.errors import AuthorizationError
 from mcp_codegen_runtime.auth.client.interaction import AuthorizationResponse
 
 ISSUER = "https://auth.example.com"
 
 
-def server(**extra: object) -> ServerMetadata:
+def server(**extra: object) -> AuthorizationServerMetadata:
     fields: dict[str, object] = {
         "issuer": ISSUER,
         "authorization_endpoint": f"{ISSUER}/authorize?tenant=1",
@@ -29,11 +29,11 @@ def server(**extra: object) -> ServerMetadata:
         "code_challenge_methods_supported": ["S256"],
         **extra,
     }
-    return ServerMetadata(**fields)  # type: ignore[arg-type]
+    return AuthorizationServerMetadata(**fields)  # type: ignore[arg-type]
 
 
 def start(
-    metadata: ServerMetadata | None = None, scope: str | None = "a b"
+    metadata: AuthorizationServerMetadata | None = None, scope: str | None = "a b"
 ) -> AuthorizationRequest:
     return start_authorization(
         metadata or server(),

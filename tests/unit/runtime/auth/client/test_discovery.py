@@ -6,9 +6,12 @@ from __future__ import annotations
 import httpx
 import pytest
 
+from mcp_codegen_runtime.auth import (
+    AuthorizationServerMetadata,
+    ProtectedResourceMetadata,
+)
 from mcp_codegen_runtime.auth.client.challenge import BearerChallenge
 from mcp_codegen_runtime.auth.client.discovery import (
-    canonical_resource,
     discover,
     resource_allowed,
     resource_metadata_urls,
@@ -75,10 +78,15 @@ def test_resource_allowed(resource: str, allowed: bool) -> None:
     assert resource_allowed(MCP, resource) is allowed
 
 
-def test_canonical_resource_lowercases_scheme_and_host_only() -> None:
-    assert canonical_resource("HTTPS://Mcp.Example.com/Path#frag") == (
-        "https://mcp.example.com/Path"
+def test_without_resource_metadata_the_resource_is_the_canonical_url() -> None:
+    """The same canonical form the resource server compares `aud` in
+    (`auth.metadata.canonical_resource_url`): lower-case scheme and host, the
+    path's case kept, no trailing slash."""
+    found = drive(
+        discover("HTTPS://Mcp.Example.com/Path/", None), lambda _: json_response(404)
     )
+    assert found.resource == "https://mcp.example.com/Path"
+    assert not found.documented
 
 
 def test_the_challenge_hint_is_tried_first() -> None:
@@ -124,6 +132,26 @@ def test_falls_back_to_root_metadata_and_openid_discovery() -> None:
     assert found.resource == "https://mcp.example.com"
     assert found.resource_metadata is not None
     assert found.resource_metadata.scopes_supported == ["a"]
+
+
+def test_server_metadata_without_a_token_endpoint_is_passed_over() -> None:
+    """The documents are read leniently (unknown members ignored), but one
+    the client cannot use is as good as absent: the next URL is tried."""
+
+    def respond(request: httpx.Request) -> httpx.Response:
+        url = str(request.url)
+        if "protected-resource" in url:
+            return json_response(200, {"resource": MCP, "authorization_servers": [AS]})
+        if url == server_metadata_urls(AS)[0]:
+            return json_response(200, {"issuer": AS, "x-extension": 1})
+        document = as_metadata() | {"dpop_signing_alg_values_supported": ["ES256"]}
+        return json_response(200, document | {"x-extension": {"any": "thing"}})
+
+    found = drive(discover(MCP, None), respond)
+    assert isinstance(found.server, AuthorizationServerMetadata)
+    assert isinstance(found.resource_metadata, ProtectedResourceMetadata)
+    assert found.server.token_endpoint == f"{AS}/token"
+    assert found.server.dpop_signing_alg_values_supported == ["ES256"]
 
 
 def test_refuses_metadata_for_another_resource() -> None:

@@ -188,6 +188,46 @@ async def test_concurrent_requests_authorize_once(
 
 
 @pytest.mark.anyio
+async def test_concurrent_step_ups_ask_the_user_once(
+    world: World, client: httpx.AsyncClient
+) -> None:
+    """A request refused for a scope that another request has meanwhile
+    stepped up to is retried with the new token first."""
+    statuses: list[int] = []
+
+    async def one() -> None:
+        statuses.append((await post(client, "tools/call")).status_code)
+
+    with anyio.fail_after(LIMIT):
+        await post(client)
+        async with anyio.create_task_group() as tasks:
+            for _ in range(5):
+                tasks.start_soon(one)
+    assert statuses == [200] * 5
+    assert len(world.authorizations) == 2
+
+
+@pytest.mark.anyio
+async def test_step_ups_stay_bounded_across_concurrent_requests(
+    world: World, client: httpx.AsyncClient
+) -> None:
+    """A scope the server never accepts: concurrent requests share the
+    step-ups instead of each asking the user max_step_ups times."""
+    world.always_forbid = True
+    statuses: list[int] = []
+
+    async def one() -> None:
+        statuses.append((await post(client)).status_code)
+
+    with anyio.fail_after(LIMIT):
+        async with anyio.create_task_group() as tasks:
+            for _ in range(2):
+                tasks.start_soon(one)
+    assert statuses == [403, 403]
+    assert len(world.authorizations) == 3
+
+
+@pytest.mark.anyio
 async def test_a_new_authorization_server_gets_a_new_registration(
     world: World, client: httpx.AsyncClient
 ) -> None:

@@ -9,10 +9,10 @@ import time
 import httpx
 import pytest
 
+from mcp_codegen_runtime.auth import AuthorizationServerMetadata
 from mcp_codegen_runtime.auth.client.documents import (
     ClientInformation,
     ClientMetadata,
-    ServerMetadata,
 )
 from mcp_codegen_runtime.auth.client.errors import AuthorizationError
 from mcp_codegen_runtime.auth.client.registration import obtain_client, usable
@@ -24,14 +24,14 @@ METADATA = ClientMetadata(client_name="app", redirect_uris=["http://127.0.0.1/cb
 CIMD = "https://app.example.com/client.json"
 
 
-def server(**extra: object) -> ServerMetadata:
+def server(**extra: object) -> AuthorizationServerMetadata:
     fields: dict[str, object] = {
         "issuer": ISSUER,
         "token_endpoint": f"{ISSUER}/token",
         "registration_endpoint": f"{ISSUER}/register",
         **extra,
     }
-    return ServerMetadata(**fields)  # type: ignore[arg-type]
+    return AuthorizationServerMetadata(**fields)  # type: ignore[arg-type]
 
 
 def refuse(request: httpx.Request) -> httpx.Response:

@@ -11,10 +11,10 @@ import pytest
 from joserfc import jwt
 from joserfc.jwk import ECKey
 
+from mcp_codegen_runtime.auth import AuthorizationServerMetadata
 from mcp_codegen_runtime.auth.client.assertion import ASSERTION_TYPE, PrivateKeyJwt
 from mcp_codegen_runtime.auth.client.documents import (
     ClientInformation,
-    ServerMetadata,
     TokenSet,
 )
 from mcp_codegen_runtime.auth.client.errors import TokenError
@@ -32,8 +32,8 @@ ISSUER = "https://auth.example.com"
 RESOURCE = "https://mcp.example.com/mcp"
 
 
-def server(methods: list[str] | None = None) -> ServerMetadata:
-    return ServerMetadata(
+def server(methods: list[str] | None = None) -> AuthorizationServerMetadata:
+    return AuthorizationServerMetadata(
         issuer=ISSUER,
         token_endpoint=f"{ISSUER}/token",
         token_endpoint_auth_methods_supported=methods,
