@@ -227,6 +227,14 @@ def _required(version: str, revision: str) -> tuple[list[str], dict[str, str]]:
     return scored, extra
 
 
+RACY_MOCKS = frozenset({"sse-retry"})
+"""Scenarios whose mock races the client's standalone GET stream: it takes any
+GET for the reconnection it waits for, so a GET opened right after
+initialization (not awaited, as the official SDKs open it too) that arrives
+after the first tool call fails the timing check. Such a scenario gets one
+more run when it fails; two failures fail it."""
+
+
 def run_one_by_one(
     run: Run, command: str | None = None, *, timeout: float = 60.0
 ) -> RunResult:
@@ -245,7 +253,8 @@ def run_one_by_one(
     scenarios: list[Scenario] = []
     with tempfile.TemporaryDirectory(prefix="mcp-conformance-client-") as scratch:
         out = Path(scratch)
-        for name in [*scored, *not_scored]:
+
+        def make(name: str, out: Path = out) -> Scenario:
             argv = [
                 *node22.conformance_command(run.version),
                 "client",
@@ -270,6 +279,12 @@ def run_one_by_one(
             if not scenario.checks:
                 why = f"no checks.json (exit {proc.returncode}): {proc.stderr[-300:]}"
                 scenario.checks = [Check(name, "FAILURE", why)]
+            return scenario
+
+        for name in [*scored, *not_scored]:
+            scenario = make(name)
+            if not scenario.passed and name in RACY_MOCKS:
+                scenario = make(name, out / "again")
             scenarios.append(scenario)
     # The suite's exit code: 1 when a scored scenario failed. (A client that
     # exits non-zero is not a failure by itself: several scenarios expect it.)

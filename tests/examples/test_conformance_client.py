@@ -11,7 +11,8 @@ the official SDKs do too) arrive after the first tool call: it takes that
 GET for the reconnection, answers the pending call on it (a response the
 specification allows on a GET stream only when resuming, with
 Last-Event-ID) and measures its time (5 of 6 parallel runs failed so,
--57 to -276 ms; run alone, once in 3 runs on a loaded machine). Every
+-57 to -276 ms; run alone, once in 3 runs on a loaded machine), so that
+scenario alone gets a second run when it fails (`RACY_MOCKS`). Every
 scored scenario must pass; the not-scored ones (extensions) are run and
 listed, never required. About 30, 30 and 45 seconds alone (48 s measured
 for 2025-11-25, against 31 to 51 s in parallel: no faster to speak of).
