@@ -26,6 +26,8 @@ _PAGE = (
     b"<p>You may close this window and return to the application.</p>"
 )
 _LIMIT = 16384
+READ_TIMEOUT = 5.0
+"""Seconds a connection has to send its request and read the answer."""
 
 
 class LoopbackCallback:
@@ -70,17 +72,35 @@ class LoopbackCallback:
 
     async def __call__(self) -> AuthorizationResponse:
         """Wait for the redirect and return its parameters."""
-        if self._listener is None:
+        listener = self._listener
+        if listener is None:
             raise RuntimeError("enter the LoopbackCallback first")
-        while True:
-            stream = await self._listener.accept()
-            async with stream:
-                target = await _request_target(stream)
-                if target is None or target.split("?", 1)[0] != self.path:
-                    await _answer(stream, b"404 Not Found", b"not found")
-                    continue
-                await _answer(stream, b"200 OK", _PAGE)
-                return AuthorizationResponse.from_url(target)
+        got: list[AuthorizationResponse] = []
+        async with anyio.create_task_group() as tasks:
+
+            async def serve(stream: SocketStream) -> None:
+                async with stream:
+                    response = await self._serve(stream)
+                if response is not None and not got:
+                    got.append(response)
+                    tasks.cancel_scope.cancel()
+
+            # A connection each in its own task: one that sends nothing (a
+            # browser's preconnect) must not keep the redirect waiting.
+            while True:
+                tasks.start_soon(serve, await listener.accept())
+        return got[0]
+
+    async def _serve(self, stream: SocketStream) -> AuthorizationResponse | None:
+        """Answer one connection; its parameters if it is the redirect."""
+        with anyio.move_on_after(READ_TIMEOUT):
+            target = await _request_target(stream)
+            if target is None or target.split("?", 1)[0] != self.path:
+                await _answer(stream, b"404 Not Found", b"not found")
+                return None
+            await _answer(stream, b"200 OK", _PAGE)
+            return AuthorizationResponse.from_url(target)
+        return None
 
 
 async def _request_target(stream: SocketStream) -> str | None:

@@ -37,6 +37,30 @@ async def test_receives_the_redirect_on_loopback() -> None:
     assert got == [AuthorizationResponse(code="c1", state="s1", iss="https://a")]
 
 
+@pytest.mark.anyio
+async def test_an_idle_connection_does_not_hold_up_the_redirect() -> None:
+    """A browser's preconnect (or any local process) may open a connection
+    and send nothing: the redirect on the next one is served all the same."""
+    got: list[AuthorizationResponse] = []
+    with anyio.fail_after(LIMIT):
+        async with LoopbackCallback() as callback:
+            uri = callback.redirect_uri
+
+            async def receive() -> None:
+                got.append(await callback())
+
+            port = int(uri.split(":")[2].split("/")[0])
+            async with (
+                await anyio.connect_tcp("127.0.0.1", port),
+                anyio.create_task_group() as tasks,
+            ):
+                tasks.start_soon(receive)
+                async with httpx.AsyncClient() as http:
+                    page = await http.get(f"{uri}?code=c1&state=s1")
+                assert page.status_code == 200
+    assert got == [AuthorizationResponse(code="c1", state="s1")]
+
+
 def test_the_uri_needs_the_listener() -> None:
     with pytest.raises(RuntimeError, match="enter"):
         _ = LoopbackCallback().redirect_uri
