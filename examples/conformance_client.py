@@ -82,7 +82,7 @@ class HeadlessBrowser:
         if self.location is None:
             raise RuntimeError(f"the authorization endpoint answered {response}")
 
-    async def callback(self) -> AuthorizationResponse:
+    async def callback(self, state: str) -> AuthorizationResponse:
         assert self.location is not None
         return AuthorizationResponse.from_url(self.location)
 

@@ -395,4 +395,4 @@ class OAuthFlow(httpx.Auth):
                 "authorization needs the user: give a redirect_handler and a callback"
             )
         await self.redirect_handler(request.url)
-        return await self.callback()
+        return await self.callback(request.state)

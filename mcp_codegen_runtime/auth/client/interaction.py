@@ -53,4 +53,7 @@ class RedirectHandler(Protocol):
 class CallbackReceiver(Protocol):
     """Waits for the authorization response (the redirect to the client)."""
 
-    async def __call__(self) -> AuthorizationResponse: ...
+    async def __call__(self, state: str) -> AuthorizationResponse:
+        """The response to the request sent with `state` (a receiver that can
+        tell responses apart ignores the others; the flow checks it again)."""
+        ...

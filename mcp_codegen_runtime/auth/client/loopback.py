@@ -2,11 +2,14 @@
 
 For command-line apps (RFC 8252 §7.3): it listens on a free loopback port,
 its `redirect_uri` is `http://127.0.0.1:PORT/callback`, and awaiting it
-returns the parameters of the first request to that path.
+returns the parameters of the first request to that path with the flow's
+`state`. Connections are served concurrently, each given `READ_TIMEOUT`; the
+whole wait is bounded only by the caller (a cancel scope around the flow).
 """
 
 from __future__ import annotations
 
+import secrets
 from typing import TYPE_CHECKING, Self
 
 import anyio
@@ -70,7 +73,7 @@ class LoopbackCallback:
             await self._listener.aclose()
             self._listener = None
 
-    async def __call__(self) -> AuthorizationResponse:
+    async def __call__(self, state: str) -> AuthorizationResponse:
         """Wait for the redirect and return its parameters."""
         listener = self._listener
         if listener is None:
@@ -80,7 +83,7 @@ class LoopbackCallback:
 
             async def serve(stream: SocketStream) -> None:
                 async with stream:
-                    response = await self._serve(stream)
+                    response = await self._serve(stream, state)
                 if response is not None and not got:
                     got.append(response)
                     tasks.cancel_scope.cancel()
@@ -91,15 +94,23 @@ class LoopbackCallback:
                 tasks.start_soon(serve, await listener.accept())
         return got[0]
 
-    async def _serve(self, stream: SocketStream) -> AuthorizationResponse | None:
-        """Answer one connection; its parameters if it is the redirect."""
+    async def _serve(
+        self, stream: SocketStream, state: str
+    ) -> AuthorizationResponse | None:
+        """Answer one connection; its parameters if it is the redirect with
+        `state` (any local page can request the path, with any other)."""
         with anyio.move_on_after(READ_TIMEOUT):
             target = await _request_target(stream)
             if target is None or target.split("?", 1)[0] != self.path:
                 await _answer(stream, b"404 Not Found", b"not found")
                 return None
+            response = AuthorizationResponse.from_url(target)
+            given = (response.state or "").encode()
+            if not secrets.compare_digest(given, state.encode()):
+                await _answer(stream, b"400 Bad Request", b"not this flow's state")
+                return None
             await _answer(stream, b"200 OK", _PAGE)
-            return AuthorizationResponse.from_url(target)
+            return response
         return None
 
 

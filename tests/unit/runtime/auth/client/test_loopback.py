@@ -25,7 +25,7 @@ async def test_receives_the_redirect_on_loopback() -> None:
             assert uri.startswith("http://127.0.0.1:") and uri.endswith("/callback")
 
             async def receive() -> None:
-                got.append(await callback())
+                got.append(await callback("s1"))
 
             async with anyio.create_task_group() as tasks:
                 tasks.start_soon(receive)
@@ -47,7 +47,7 @@ async def test_an_idle_connection_does_not_hold_up_the_redirect() -> None:
             uri = callback.redirect_uri
 
             async def receive() -> None:
-                got.append(await callback())
+                got.append(await callback("s1"))
 
             port = int(uri.split(":")[2].split("/")[0])
             async with (
@@ -57,6 +57,30 @@ async def test_an_idle_connection_does_not_hold_up_the_redirect() -> None:
                 tasks.start_soon(receive)
                 async with httpx.AsyncClient() as http:
                     page = await http.get(f"{uri}?code=c1&state=s1")
+                assert page.status_code == 200
+    assert got == [AuthorizationResponse(code="c1", state="s1")]
+
+
+@pytest.mark.anyio
+async def test_a_response_to_another_request_is_refused_and_waited_past() -> None:
+    """Any local page can request the callback URI: only the `state` of the
+    flow's own request ends the wait."""
+    got: list[AuthorizationResponse] = []
+    with anyio.fail_after(LIMIT):
+        async with LoopbackCallback() as callback:
+            uri = callback.redirect_uri
+
+            async def receive() -> None:
+                got.append(await callback("s1"))
+
+            async with anyio.create_task_group() as tasks:
+                tasks.start_soon(receive)
+                async with httpx.AsyncClient() as http:
+                    forged = await http.get(f"{uri}?error=access_denied&state=s0")
+                    stateless = await http.get(f"{uri}?code=c0")
+                    odd = await http.get(f"{uri}?code=c0&state=%C3%A9")
+                    page = await http.get(f"{uri}?code=c1&state=s1")
+                assert [r.status_code for r in (forged, stateless, odd)] == [400] * 3
                 assert page.status_code == 200
     assert got == [AuthorizationResponse(code="c1", state="s1")]
 

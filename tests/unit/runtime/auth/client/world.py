@@ -53,7 +53,7 @@ class World:
         back = {"code": code, "state": query["state"], "iss": self.issuer}
         self.location = f"{query['redirect_uri']}?{urlencode(back)}"
 
-    async def callback(self) -> AuthorizationResponse:
+    async def callback(self, state: str) -> AuthorizationResponse:
         assert self.location is not None
         return AuthorizationResponse.from_url(self.location)
 
