@@ -34,7 +34,12 @@ from msgspec import UNSET, UnsetType
 from mcp_codegen_runtime.codec.conversion import fit
 from mcp_codegen_runtime.codec.spec import Handlers
 from mcp_codegen_runtime.codec.wire import to_builtins
-from mcp_codegen_runtime.errors import CapabilityError, McpError, RequestTimeoutError
+from mcp_codegen_runtime.errors import (
+    CapabilityError,
+    McpError,
+    ProtocolError,
+    RequestTimeoutError,
+)
 from mcp_codegen_runtime.protocol.adapt import RESULT_FILL
 from mcp_codegen_runtime.protocol.client import ClientSession, VersionCache
 from mcp_codegen_types import latest
@@ -59,7 +64,13 @@ if TYPE_CHECKING:
 
     import httpx
 
-__all__ = ["DEFAULT_PROBE_TIMEOUT", "VERSION_CACHE", "Client", "Negotiated"]
+__all__ = [
+    "DEFAULT_PROBE_TIMEOUT",
+    "MAX_PAGES",
+    "VERSION_CACHE",
+    "Client",
+    "Negotiated",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -79,6 +90,9 @@ P = TypeVar("P", bound=_Page)
 DEFAULT_PROBE_TIMEOUT = 5.0
 """Seconds `server/discover` may take, server start included, before the server
 is taken for a legacy one (see the module docstring)."""
+MAX_PAGES = 10_000
+"""Pages one listing may take (`iter_*`, `list_all_*`): far beyond any real
+server, it ends a server whose cursors never do."""
 VERSION_CACHE = VersionCache()
 """What each command line or URL spoke, shared by every `Client` of the process."""
 
@@ -390,13 +404,24 @@ class Client:
     async def _pages(
         self, fetch: Callable[[str | None], Awaitable[P]]
     ) -> AsyncGenerator[P]:
+        """Page after page until one has no `nextCursor`.
+
+        Raises:
+            ProtocolError: a cursor given before (the pages would never end),
+                or more than `MAX_PAGES` pages.
+        """
+        seen: set[str] = set()
         cursor: str | None = None
-        while True:
+        for _ in range(MAX_PAGES):
             page = await fetch(cursor)
             yield page
             cursor = _next(page.next_cursor)
             if cursor is None:
                 return
+            if cursor in seen:
+                raise ProtocolError(f"the server gave the cursor {cursor!r} again")
+            seen.add(cursor)
+        raise ProtocolError(f"the server gave more than {MAX_PAGES} pages")
 
     async def _all(
         self,

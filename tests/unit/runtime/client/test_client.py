@@ -3,6 +3,7 @@ one typed view, positional calls, pages, progress, logs, callbacks."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import anyio
@@ -10,7 +11,12 @@ import pytest
 
 from mcp_codegen_runtime import UNSET, Client
 from mcp_codegen_runtime.app import App, Context
-from mcp_codegen_runtime.errors import CapabilityError, RequestTimeoutError
+from mcp_codegen_runtime.client import client as client_module
+from mcp_codegen_runtime.errors import (
+    CapabilityError,
+    ProtocolError,
+    RequestTimeoutError,
+)
 from mcp_codegen_types import latest
 
 LIMIT = 10.0
@@ -131,6 +137,50 @@ async def test_every_page_is_iterated(version: str) -> None:
             resources = await client.list_all_resources()
             assert [r.uri for r in resources] == ["greeting://hello"]
             assert await client.list_all_resource_templates() == []
+
+
+class CursorApp(App):
+    """Answers every `tools/list` with its one tool and `nextCursor`
+    `cursor(given)`: a server whose pages never end."""
+
+    def __init__(self, cursor: Callable[[str | None], str]) -> None:
+        super().__init__("paging")
+        self.cursor = cursor
+
+        @self.tool()
+        def echo(message: str) -> str:
+            """Return the message unchanged."""
+            return message
+
+    def list_tools(self, cursor: str | None) -> dict[str, Any]:
+        return {**super().list_tools(None), "nextCursor": self.cursor(cursor)}
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("version", VERSIONS)
+async def test_a_cursor_given_twice_ends_the_listing(version: str) -> None:
+    with anyio.fail_after(LIMIT):
+        async with Client(CursorApp(lambda _: "again"), versions=[version]) as client:
+            with pytest.raises(ProtocolError, match="'again' again"):
+                await client.list_all_tools()
+            with pytest.raises(ProtocolError, match="'again' again"):
+                async for _ in client.iter_tools():
+                    pass
+
+
+@pytest.mark.anyio
+async def test_pages_are_capped(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(client_module, "MAX_PAGES", 3)
+    app = CursorApp(lambda given: str(int(given or 0) + 1))
+    with anyio.fail_after(LIMIT):
+        async with Client(app) as client:
+            with pytest.raises(ProtocolError, match="more than 3 pages"):
+                await client.list_all_tools()
+            pages = 0
+            with pytest.raises(ProtocolError, match="more than 3 pages"):
+                async for _ in client.iter_tools():
+                    pages += 1
+    assert pages == 3
 
 
 @pytest.mark.anyio
