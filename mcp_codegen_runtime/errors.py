@@ -128,10 +128,12 @@ class InvalidParamsError(RpcError):
 
 class RequestTimeoutError(McpError, TimeoutError):
     """No response arrived within the request's timeout; the peer was told to
-    cancel it."""
+    cancel it. `request_id` is None where the caller does not know it (a
+    timeout kept above the engine, as `Client`'s reset on progress)."""
 
-    def __init__(self, method: str, request_id: int, timeout: float) -> None:
-        super().__init__(f"{method} (id {request_id}) timed out after {timeout} s")
+    def __init__(self, method: str, request_id: int | None, timeout: float) -> None:
+        sent = method if request_id is None else f"{method} (id {request_id})"
+        super().__init__(f"{sent} timed out after {timeout} s")
         self.method = method
         self.request_id = request_id
         self.timeout = timeout

@@ -340,7 +340,8 @@ class Client:
             finally:
                 del self._notifications.progress[token]
         assert limit is not None
-        raise RequestTimeoutError(method, token, limit)
+        # The engine picked the id (or several, over input rounds): unknown here.
+        raise RequestTimeoutError(method, None, limit)
 
     async def _list(
         self,

@@ -245,6 +245,23 @@ async def test_progress_resets_the_timeout_when_asked(version: str) -> None:
 
 
 @pytest.mark.anyio
+async def test_a_progress_timeout_does_not_give_the_token_as_its_id() -> None:
+    """The progress token is no JSON-RPC id: the error names no id rather
+    than a wrong one."""
+    with anyio.fail_after(LIMIT):
+        async with Client(make_app()) as client:
+            with pytest.raises(RequestTimeoutError) as caught:
+                await client.call_tool(
+                    "slow",
+                    {"steps": 1, "pause": 5},
+                    timeout=0.3,
+                    reset_timeout_on_progress=True,
+                )
+    assert caught.value.request_id is None
+    assert str(caught.value) == "tools/call timed out after 0.3 s"
+
+
+@pytest.mark.anyio
 @pytest.mark.parametrize("version", VERSIONS)
 async def test_log_messages_reach_on_log(version: str) -> None:
     logged: list[latest.LoggingMessageNotificationParams] = []
