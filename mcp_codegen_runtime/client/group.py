@@ -24,9 +24,9 @@ connect, the others are closed again and `GroupError` reports every server
 that failed (all are awaited, none hides another). With `partial=True` the
 group opens with the servers that connected and `failures` says why the
 others did not. A server that fails later (a call, a listing) raises for
-that call only; one whose connection dies leaves the group (`failures`
-says why, calls routed to it raise `GroupError`) and the others keep
-serving.
+that call only (calls route by the listings that succeeded); one whose
+connection dies leaves the group (`failures` says why, calls routed to it
+raise `GroupError`) and the others keep serving.
 """
 
 from __future__ import annotations
@@ -255,9 +255,10 @@ class ClientGroup:
             self._live.pop(name, None)
 
     async def _each(
-        self, call: Callable[[GroupMember], Awaitable[T]], doing: str
-    ) -> dict[str, T]:
-        """`call` on every connected server at once, results in server order."""
+        self, call: Callable[[GroupMember], Awaitable[T]]
+    ) -> tuple[dict[str, T], dict[str, BaseException]]:
+        """`call` on every connected server at once: the results in server
+        order, and the failures (every one, none hiding another)."""
         results: dict[str, T] = {}
         failures: dict[str, BaseException] = {}
 
@@ -270,9 +271,8 @@ class ClientGroup:
         async with anyio.create_task_group() as tasks:
             for name in self.servers:
                 tasks.start_soon(one, name, self._live[name])
-        if failures:
-            raise GroupError(doing, failures)
-        return {name: results[name] for name in self.servers if name in results}
+        ordered = {name: results[name] for name in self.servers if name in results}
+        return ordered, failures
 
     def _named(
         self, server: str, item: Named, table: dict[str, tuple[str, str]], kind: str
@@ -288,21 +288,42 @@ class ClientGroup:
             )
         return _renamed(item, qualified)
 
+    def _table(
+        self,
+        kind: str,
+        listed: Mapping[str, Sequence[Named]],
+        failed: Mapping[str, BaseException],
+    ) -> list[Named]:
+        """The items listed, under their group names; the routing table of
+        `kind` rebuilt from them (a server whose listing failed keeps the
+        names it listed before, as its calls may still work)."""
+        table = {
+            name: owner
+            for name, owner in self._names[kind].items()
+            if owner[0] in failed
+        }
+        named = [
+            self._named(server, item, table, kind)
+            for server, items in listed.items()
+            for item in items
+        ]
+        self._names[kind] = table
+        return named
+
+    async def _tools(self) -> tuple[list[Tool], dict[str, BaseException]]:
+        listed, failed = await self._each(lambda m: m.list_all_tools())
+        return self._table("tool", listed, failed), failed
+
     async def list_all_tools(self) -> list[Tool]:
         """Every tool of every server, named `<server><separator><tool>`.
 
         Raises:
-            GroupError: a server's listing failed.
+            GroupError: a server's listing failed (the others' still route).
             RoutingError: two servers' tools get the same name.
         """
-        listed = await self._each(lambda m: m.list_all_tools(), "listing tools failed")
-        table: dict[str, tuple[str, str]] = {}
-        tools = [
-            self._named(server, tool, table, "tool")
-            for server, items in listed.items()
-            for tool in items
-        ]
-        self._names["tool"] = table
+        tools, failed = await self._tools()
+        if failed:
+            raise GroupError("listing tools failed", failed)
         return tools
 
     async def call_tool(
@@ -316,28 +337,26 @@ class ClientGroup:
 
         Raises:
             RoutingError: no server lists a tool of that name.
-            GroupError: the server that has it failed.
+            GroupError: the server that has it failed, or no listing gave
+                the name and some server's listing failed.
         """
-        server, tool = await self._route("tool", name, self.list_all_tools)
+        server, tool = await self._route("tool", name, self._tools)
         return await self._member(server).call_tool(tool, arguments, timeout=timeout)
+
+    async def _prompts(self) -> tuple[list[Prompt], dict[str, BaseException]]:
+        listed, failed = await self._each(lambda m: m.list_all_prompts())
+        return self._table("prompt", listed, failed), failed
 
     async def list_all_prompts(self) -> list[Prompt]:
         """Every prompt of every server, named `<server><separator><prompt>`.
 
         Raises:
-            GroupError: a server's listing failed.
+            GroupError: a server's listing failed (the others' still route).
             RoutingError: two servers' prompts get the same name.
         """
-        listed = await self._each(
-            lambda m: m.list_all_prompts(), "listing prompts failed"
-        )
-        table: dict[str, tuple[str, str]] = {}
-        prompts = [
-            self._named(server, prompt, table, "prompt")
-            for server, items in listed.items()
-            for prompt in items
-        ]
-        self._names["prompt"] = table
+        prompts, failed = await self._prompts()
+        if failed:
+            raise GroupError("listing prompts failed", failed)
         return prompts
 
     async def get_prompt(
@@ -347,21 +366,21 @@ class ClientGroup:
 
         Raises:
             RoutingError: no server lists a prompt of that name.
-            GroupError: the server that has it failed.
+            GroupError: the server that has it failed, or no listing gave
+                the name and some server's listing failed.
         """
-        server, prompt = await self._route("prompt", name, self.list_all_prompts)
+        server, prompt = await self._route("prompt", name, self._prompts)
         return await self._member(server).get_prompt(prompt, arguments)
 
-    async def list_all_resources(self) -> list[Resource]:
-        """Every resource of every server: URIs unchanged, names prefixed.
-
-        Raises:
-            GroupError: a server's listing failed.
-        """
-        listed = await self._each(
-            lambda m: m.list_all_resources(), "listing resources failed"
-        )
+    async def _resources(self) -> tuple[list[Resource], dict[str, BaseException]]:
+        """Every resource listed; the URI table rebuilt from those listings
+        (a server whose listing failed keeps the URIs it listed before)."""
+        listed, failed = await self._each(lambda m: m.list_all_resources())
         owners: dict[str, list[str]] = {}
+        for uri, servers in self._uris.items():
+            kept = [server for server in servers if server in failed]
+            if kept:
+                owners[uri] = kept
         resources: list[Resource] = []
         for server, items in listed.items():
             for resource in items:
@@ -372,6 +391,17 @@ class ClientGroup:
                 qualified = self.qualify(server, resource.name)
                 resources.append(_renamed(resource, qualified))
         self._uris = owners
+        return resources, failed
+
+    async def list_all_resources(self) -> list[Resource]:
+        """Every resource of every server: URIs unchanged, names prefixed.
+
+        Raises:
+            GroupError: a server's listing failed (the others' still route).
+        """
+        resources, failed = await self._resources()
+        if failed:
+            raise GroupError("listing resources failed", failed)
         return resources
 
     async def read_resource(
@@ -382,13 +412,17 @@ class ClientGroup:
 
         Raises:
             RoutingError: no server, or more than one, listed the URI.
-            GroupError: that server failed.
+            GroupError: that server failed, or no listing gave the URI and
+                some server's listing failed.
             KeyError: `server` is no server of the group.
         """
         if server is None:
+            failed: dict[str, BaseException] = {}
             if uri not in self._uris:
-                await self.list_all_resources()
+                _, failed = await self._resources()
             owners = self._uris.get(uri, [])
+            if not owners and failed:
+                raise GroupError(f"no server listed {uri!r}; listings failed", failed)
             if len(owners) != 1:
                 found = "no server" if not owners else f"servers {owners}"
                 raise RoutingError(
@@ -398,18 +432,27 @@ class ClientGroup:
         return await self._member(server).read_resource(uri)
 
     async def _route(
-        self, kind: str, name: str, refresh: Callable[[], Awaitable[object]]
+        self,
+        kind: str,
+        name: str,
+        refresh: Callable[[], Awaitable[tuple[object, dict[str, BaseException]]]],
     ) -> tuple[str, str]:
-        """The (server, name) behind a group name, listing again once if unknown."""
+        """The (server, name) behind a group name, listing again once if
+        unknown: a name the listings that succeeded give routes whatever
+        other servers' listings did."""
+        failed: dict[str, BaseException] = {}
         if name not in self._names[kind]:
-            await refresh()
+            _, failed = await refresh()
         found = self._names[kind].get(name)
-        if found is None:
-            raise RoutingError(
-                f"no server has a {kind} named {name!r} (names are "
-                f"<server>{self.separator}<{kind}>; servers: {list(self.servers)})"
-            )
-        return found
+        if found is not None:
+            return found
+        if failed:
+            doing = f"no server listed a {kind} named {name!r}; listings failed"
+            raise GroupError(doing, failed)
+        raise RoutingError(
+            f"no server has a {kind} named {name!r} (names are "
+            f"<server>{self.separator}<{kind}>; servers: {list(self.servers)})"
+        )
 
 
 def _renamed(item: Named, name: str) -> Named:

@@ -115,6 +115,8 @@ class FakeClient:
         return latest.CallToolResult(content=[latest.TextContent(text=name)])
 
     async def list_all_prompts(self) -> list[latest.Prompt]:
+        if self.fail_listing is not None:
+            raise self.fail_listing
         return [latest.Prompt(name=n) for n in self.prompts]
 
     async def get_prompt(
@@ -124,6 +126,8 @@ class FakeClient:
         return latest.GetPromptResult(messages=[], description=name)
 
     async def list_all_resources(self) -> list[latest.Resource]:
+        if self.fail_listing is not None:
+            raise self.fail_listing
         return [
             latest.Resource(uri=u, name=u.rsplit("/", 1)[-1]) for u in self.resources
         ]
@@ -317,6 +321,41 @@ async def test_a_listing_that_fails_names_the_server() -> None:
                 await group.list_all_tools()
             # The other server keeps serving.
             await group["ok"].call_tool("t")
+
+
+async def test_calls_route_by_the_listings_that_succeeded() -> None:
+    """A server whose listing fails keeps no other server from its calls;
+    a name no listing gave names the listings that failed."""
+    a = FakeClient(tools=("x",), prompts=("p",), resources=("mem://a",))
+    members = {"a": a, "b": FakeClient(fail_listing=TimeoutError("tools/list"))}
+    with anyio.fail_after(LIMIT):
+        async with ClientGroup(members, partial=True) as group:
+            await group.call_tool("a_x")
+            await group.get_prompt("a_p")
+            await group.read_resource("mem://a")
+            with pytest.raises(GroupError, match="'b': TimeoutError") as caught:
+                await group.call_tool("b_y")
+            assert "no server listed a tool named 'b_y'" in str(caught.value)
+            assert set(caught.value.failures) == {"b"}
+            with pytest.raises(GroupError, match="'b': TimeoutError"):
+                await group.read_resource("mem://b")
+    assert a.calls == [
+        ("call_tool", "x", None, None),
+        ("get_prompt", "p", None),
+        ("read_resource", "mem://a"),
+    ]
+
+
+async def test_a_failed_listing_keeps_the_names_its_server_listed_before() -> None:
+    a, b = FakeClient(tools=("x",)), FakeClient(tools=("y",))
+    with anyio.fail_after(LIMIT):
+        async with ClientGroup({"a": a, "b": b}) as group:
+            await group.list_all_tools()
+            b.fail_listing = TimeoutError("tools/list")
+            with pytest.raises(GroupError, match="no server listed a tool named"):
+                await group.call_tool("a_z")  # unknown: lists again
+            await group.call_tool("b_y")
+    assert b.calls == [("call_tool", "y", None, None)]
 
 
 async def test_a_server_that_dies_leaves_the_group_and_the_others_serve() -> None:
