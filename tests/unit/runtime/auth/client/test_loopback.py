@@ -6,7 +6,11 @@ import anyio
 import httpx
 import pytest
 
-from mcp_codegen_runtime.auth.client import AuthorizationResponse, LoopbackCallback
+from mcp_codegen_runtime.auth.client import (
+    AuthorizationResponse,
+    LoopbackCallback,
+    loopback,
+)
 
 LIMIT = 10.0
 
@@ -59,6 +63,21 @@ async def test_an_idle_connection_does_not_hold_up_the_redirect() -> None:
                     page = await http.get(f"{uri}?code=c1&state=s1")
                 assert page.status_code == 200
     assert got == [AuthorizationResponse(code="c1", state="s1")]
+
+
+@pytest.mark.anyio
+async def test_an_idle_connection_is_closed_after_the_read_timeout(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(loopback, "READ_TIMEOUT", 0.05)
+    with anyio.fail_after(LIMIT):
+        async with LoopbackCallback() as callback, anyio.create_task_group() as tasks:
+            tasks.start_soon(callback, "s1")
+            port = int(callback.redirect_uri.split(":")[2].split("/")[0])
+            async with await anyio.connect_tcp("127.0.0.1", port) as idle:
+                with pytest.raises(anyio.EndOfStream):
+                    await idle.receive()
+            tasks.cancel_scope.cancel()
 
 
 @pytest.mark.anyio
