@@ -99,7 +99,8 @@ def check_response(
     if response.error is not None:
         detail = f": {response.error_description}" if response.error_description else ""
         raise AuthorizationError(f"authorization refused: {response.error}{detail}")
-    if not secrets.compare_digest(response.state or "", request.state):
+    given, expected = (response.state or "").encode(), request.state.encode()
+    if not secrets.compare_digest(given, expected):
         raise AuthorizationError("the authorization response's state does not match")
     if response.iss is not None:
         if response.iss != request.issuer:

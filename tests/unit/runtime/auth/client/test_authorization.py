@@ -111,6 +111,7 @@ def test_iss_absent_and_not_advertised_is_accepted() -> None:
     ("fields", "advertised", "reason"),
     [
         ({"state": "other"}, False, "state"),
+        ({"state": "ét\u00e9"}, False, "state"),  # not ASCII: no TypeError
         ({"iss": "https://evil.example.com"}, False, "comes from"),
         ({"iss": "https://evil.example.com"}, True, "comes from"),
         ({"iss": ISSUER + "/"}, True, "comes from"),
