@@ -105,7 +105,12 @@ from .messages import (
 from .mux import ResponseStream, SessionMux
 from .probe import MISSING_REQUIRED_CLIENT_CAPABILITY
 from .security import SecurityPolicy, check_request
-from .sessions import SessionLimitError, SessionRegistry, is_valid_session_id
+from .sessions import (
+    DEFAULT_MAX_SESSIONS_PER_PRINCIPAL,
+    SessionLimitError,
+    SessionRegistry,
+    is_valid_session_id,
+)
 from .sse import encode_event
 
 if TYPE_CHECKING:
@@ -134,9 +139,6 @@ MODERN_ERROR_STATUS: Mapping[int, int] = MappingProxyType(
 """The HTTP status of a 2026 error answered as JSON (the spec's: 404 for an
 unknown method, 400 for invalid params, a missing capability or version; the
 Python SDK's table); any other error is 200."""
-
-DEFAULT_MAX_SESSIONS_PER_PRINCIPAL = 100
-"""Legacy sessions one principal may hold at once (anonymous clients: one)."""
 
 Scope = dict[str, Any]
 
@@ -844,21 +846,23 @@ def http_app(
     """The ASGI app `serve_http` runs: `McpHttpApp` at `path`, and, with
     `legacy_sse` (and legacy revisions served), the deprecated HTTP+SSE
     transport of 2024-11-05 at `/sse` and `/messages` in front of it, for old
-    clients. `options` go to `McpHttpApp`; an `auth` layer among them
-    protects HTTP+SSE too, and its routes (the protected resource metadata)
-    come first."""
+    clients. `options` go to `McpHttpApp`; an `authenticate` hook or `auth`
+    layer among them protects HTTP+SSE too (as do `required_scopes` and
+    `max_sessions_per_principal`), and the layer's routes (the protected
+    resource metadata) come first."""
     guards = policy or SecurityPolicy.for_bind("127.0.0.1", 0)
     app: Any = McpHttpApp(session, path=path, policy=guards, **options)
     auth: HttpAuth | None = options.get("auth")
     if legacy_sse and session.legacy_versions:
         from .legacy_sse import LegacySseApp
 
+        shared = ("authenticate", "required_scopes", "max_sessions_per_principal")
         app = LegacySseApp(
             session,
             policy=guards,
             fallback=app,
             auth=auth,
-            required_scopes=options.get("required_scopes"),
+            **{name: options[name] for name in shared if name in options},
         )
     return app if auth is None else auth.mount(app)
 
