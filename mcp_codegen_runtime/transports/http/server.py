@@ -51,7 +51,8 @@ Resumability (`Last-Event-ID`) is not offered: streams carry no event ids,
 which the specification allows.
 
 The app runs sessions in asyncio tasks, so it needs an asyncio server
-(uvicorn, hypercorn's asyncio worker).
+(uvicorn, hypercorn's asyncio worker). It holds every such task, and
+`aclose` (lifespan shutdown) waits up to `CLOSE_TIMEOUT_S` for them.
 """
 
 from __future__ import annotations
@@ -59,6 +60,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import contextvars
+import logging
 import typing
 from dataclasses import dataclass
 from types import MappingProxyType
@@ -114,7 +116,7 @@ from .sessions import (
 from .sse import encode_event
 
 if TYPE_CHECKING:
-    from collections.abc import Awaitable, Callable, Collection, Mapping
+    from collections.abc import Awaitable, Callable, Collection, Coroutine, Mapping
 
     from mcp_codegen_runtime.protocol.session import ServerConnection, ServerSession
 
@@ -122,8 +124,11 @@ if TYPE_CHECKING:
 
 __all__ = ["HttpRequest", "McpHttpApp", "http_app", "http_principal", "serve_http"]
 
+logger = logging.getLogger(__name__)
 
 SESSION_HEADER = "mcp-session-id"
+CLOSE_TIMEOUT_S = 5.0
+"""Seconds `McpHttpApp.aclose` waits for its sessions' tasks to finish."""
 INITIALIZE = "initialize"
 MODERN_ERROR_STATUS: Mapping[int, int] = MappingProxyType(
     {
@@ -241,6 +246,8 @@ class McpHttpApp:
             on_expire=lambda _id, state: self._end(state),
         )
         self._modern = session.handler() if session.modern_versions else None
+        # Held so they are not garbage-collected mid-run, and awaited by aclose.
+        self._tasks: set[asyncio.Task[None]] = set()
 
     # -- ASGI --
 
@@ -285,9 +292,18 @@ class McpHttpApp:
             )
 
     async def aclose(self) -> None:
-        """End every legacy session."""
+        """End every legacy session, and wait up to `CLOSE_TIMEOUT_S` for
+        their runners and closers to finish (those still running are then
+        cancelled)."""
         for _, state in self.sessions.close_all():
             self._end(state)
+        if not self._tasks:
+            return
+        _, pending = await asyncio.wait(set(self._tasks), timeout=CLOSE_TIMEOUT_S)
+        for task in pending:
+            task.cancel()
+        if pending:
+            logger.warning("%d legacy session tasks were cancelled", len(pending))
 
     async def _authenticate(self, scope: Scope, headers: HttpHeaders) -> object:
         if self.authenticate is None:
@@ -482,15 +498,23 @@ class McpHttpApp:
         # request's principal: `http_principal` then finds each request's own.
         context = contextvars.copy_context()
         context.run(_principal.set, None)
-        state.task = asyncio.get_running_loop().create_task(
-            connection.run(), context=context
-        )
+        state.task = self._spawn(connection.run(), context)
         return session_id, state
 
     def _end(self, state: _LegacySession) -> None:
         """Close a session's connection (its runner task then finishes)."""
         state.mux.closed = True
-        asyncio.get_running_loop().create_task(state.connection.aclose())
+        self._spawn(state.connection.aclose())
+
+    def _spawn(
+        self,
+        work: Coroutine[Any, Any, None],
+        context: contextvars.Context | None = None,
+    ) -> asyncio.Task[None]:
+        task = asyncio.get_running_loop().create_task(work, context=context)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+        return task
 
     async def _post_modern(
         self,
