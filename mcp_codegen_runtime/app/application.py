@@ -113,7 +113,6 @@ class App:
         self.completer: Callable[..., Any] | None = None
         self._completer_threaded = False
         self.subscriptions = subscriptions
-        self.subscribed: set[str] = set()
         self.list_changed = list_changed
         self.changes = ChangeFeed()
         """The legacy connections and 2026 subscriptions told of changes."""
@@ -256,7 +255,6 @@ class App:
             if len(kept) == len(self.templates):
                 raise KeyError(uri)
             self.templates = kept
-        self.subscribed.discard(uri)
         self._changed("resources")
 
     # -- list changes --
@@ -482,13 +480,11 @@ class App:
         needed = self._resource_scopes(uri)
         if needed and not self.access.holds(needed):
             raise insufficient_scope("resource", uri, needed)
-        self.subscribed.add(uri)
         return {}
 
     def unsubscribe(self, uri: str) -> dict[str, Any]:
         """`resources/unsubscribe`: {} for a resource the app has, else -32602."""
         self._check_known(uri)
-        self.subscribed.discard(uri)
         return {}
 
     def _check_known(self, uri: str) -> None:

@@ -17,6 +17,10 @@ class TokenVerifier(Protocol):
         """The token's principal, or None when the token is not valid here
         (bad signature, expired, another audience or issuer, revoked).
 
+        The verifier alone decides expiry (with any leeway it allows): the
+        `ResourceServer` does not check `expires_at` again. It does check
+        that the principal's `claims` carry an `aud` naming its resource.
+
         Raises:
             Exception: the token could not be judged (an issuer or
                 introspection endpoint unreachable); never for a bad token.

@@ -17,7 +17,13 @@ For each request it:
   token there is never verified;
 - reads the token from `Authorization: Bearer` only; none (or another
   scheme) is 401 with `resource_metadata` and the required scopes and no
-  error code, a token the verifier refuses is 401 `invalid_token`;
+  error code, a token the verifier refuses is 401 `invalid_token`, and so
+  is one whose `aud` claim does not name `resource_url` (RFC 8707: checked
+  here, whatever the verifier; an introspection answer without `aud`, or a
+  `StaticVerifier` principal without `claims={"aud": resource_url}`, is
+  refused too);
+- leaves expiry to the verifier, which alone applies its leeway (see
+  `TokenVerifier`);
 - refuses (403 `insufficient_scope`) a token without `required_scopes`, and,
   through `authorize`, one without the scopes of the request (a tool's).
 
@@ -44,12 +50,13 @@ from ..metadata import (
     protected_resource_metadata_path,
     protected_resource_metadata_url,
 )
+from .audience import names_resource
 from .challenge import INVALID_TOKEN, forbidden, invalid_request, unauthorized
 from .principal import Principal
 from .routes import MetadataRoutes
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Collection, Sequence
+    from collections.abc import Collection, Sequence
 
     from ...transports.http.auth import HttpRequest
     from .base import TokenVerifier
@@ -70,7 +77,6 @@ class ResourceServer:
         required_scopes: scopes every request needs (401 names them).
         resource_name, resource_documentation: shown to users by clients.
         metadata: more members of the metadata document (e.g. `jwks_uri`).
-        clock: the wall clock (Unix seconds), for tokens' `expires_at`.
     """
 
     def __init__(
@@ -84,10 +90,7 @@ class ResourceServer:
         resource_name: str | None = None,
         resource_documentation: str | None = None,
         metadata: dict[str, Any] | None = None,
-        clock: Callable[[], float] | None = None,
     ) -> None:
-        import time
-
         self.verifier = verifier
         self.resource_url = canonical_resource_url(resource_url)
         self.authorization_servers = list(authorization_servers)
@@ -107,7 +110,6 @@ class ResourceServer:
             merged = {**msgspec.to_builtins(self.metadata), **metadata}
             self.metadata = msgspec.convert(merged, ProtectedResourceMetadata)
         self.metadata_url = protected_resource_metadata_url(self.resource_url)
-        self.clock = clock or time.time
 
     @property
     def metadata_paths(self) -> list[str]:
@@ -122,7 +124,8 @@ class ResourceServer:
 
         Raises:
             AuthChallenge: 400 for a token in the query string, 401 for no
-                or a bad token, 403 for a token without `required_scopes`.
+                or a bad token or one for another audience, 403 for a
+                token without `required_scopes`.
         """
         if any(
             name == "access_token"
@@ -136,8 +139,8 @@ class ResourceServer:
         if token is None:
             raise unauthorized(self.metadata_url, self.required_scopes)
         principal = await self.verifier.verify(token)
-        if principal is None or (
-            principal.expires_at is not None and principal.expires_at <= self.clock()
+        if principal is None or not names_resource(
+            principal.claims.get("aud"), frozenset({self.resource_url})
         ):
             raise unauthorized(
                 self.metadata_url,

@@ -45,14 +45,19 @@ Server: `LegacySseApp`, an ASGI app::
   keep a stream open in silence while it waits for server notifications,
   and the keep-alive already finds dead peers. Ending a session from the
   server ends its stream, and the client sees end of stream.
-- With an `auth` layer (`HttpAuth`, e.g. a `ResourceServer`), both endpoints
-  authenticate every request (its `AuthChallenge`: 401 or 403 with its
-  header); a session belongs to the caller that opened it (another caller's
-  POST finds no session: 404); a POST holding a request the caller lacks the
+- With an `authenticate` hook or an `auth` layer (`HttpAuth`, e.g. a
+  `ResourceServer`), both endpoints authenticate every request as
+  `McpHttpApp` does (a hook's None is 401 with ``WWW-Authenticate: Bearer``;
+  an `AuthChallenge` is answered with its status and header); a session
+  belongs to the caller that opened it (another caller's POST finds no
+  session: 404); with `auth`, a POST holding a request the caller lacks the
   scopes of (`required_scopes`) is 403 before the session sees it; handlers
   see the caller of the latest POST as the request's principal.
 - At most `max_sessions` streams are open at once; the next GET gets 503
-  with ``Retry-After``, as `McpHttpApp` answers.
+  with ``Retry-After``, as `McpHttpApp` answers. At most
+  `max_sessions_per_principal` per caller (all anonymous clients are one):
+  a caller at its cap loses its own least recently used session (its stream
+  ends), so one flooding client cannot lock the others out.
 - Back-pressure: a session's outgoing messages wait in a small buffer
   (`DEFAULT_BUFFER`), so a client that reads slowly slows its own session's
   handlers instead of growing the server's memory. POSTed bodies queue the
@@ -153,6 +158,7 @@ from .security import (
 )
 from .sessions import (
     DEFAULT_MAX_SESSIONS,
+    DEFAULT_MAX_SESSIONS_PER_PRINCIPAL,
     SESSION_ID_HEADER,
     SessionLimitError,
     SessionRegistry,
@@ -317,11 +323,16 @@ class LegacySseApp:
         idle_timeout_s: seconds without a POST before a session is ended;
             None (the default) for never: sessions end with their stream.
         max_sessions: streams open at once; None for no limit.
+        max_sessions_per_principal: streams one caller may hold; None for no
+            limit.
         keepalive_s: seconds between keep-alive comments; None for none.
         buffer: messages that may wait in each direction of a session.
         fallback: the ASGI app for everything else (e.g. `McpHttpApp`);
             None answers other paths 404 and other methods 405.
-        auth: an authorization layer (`HttpAuth`); None for none.
+        authenticate: called with each request; return who it is, or None
+            to answer 401 (or raise `AuthChallenge`), as in `McpHttpApp`.
+        auth: an authorization layer (`HttpAuth`): its `authenticate`
+            replaces the hook; None for none.
         required_scopes: the scopes a request needs, by method and params,
             checked with `auth` before a POST reaches its session.
     """
@@ -335,9 +346,11 @@ class LegacySseApp:
         policy: SecurityPolicy | None = None,
         idle_timeout_s: float | None = None,
         max_sessions: int | None = DEFAULT_MAX_SESSIONS,
+        max_sessions_per_principal: int | None = DEFAULT_MAX_SESSIONS_PER_PRINCIPAL,
         keepalive_s: float | None = DEFAULT_KEEPALIVE_S,
         buffer: int = DEFAULT_BUFFER,
         fallback: AsgiApp | None = None,
+        authenticate: Callable[[HttpRequest], Awaitable[object]] | None = None,
         auth: HttpAuth | None = None,
         required_scopes: (
             Callable[[str, Mapping[str, Any]], Collection[str]] | None
@@ -352,6 +365,8 @@ class LegacySseApp:
             raise ValueError(f"keepalive_s must be positive: {keepalive_s}")
         if buffer < 0:
             raise ValueError(f"buffer must not be negative: {buffer}")
+        if auth is not None and authenticate is not None:
+            raise ValueError("give authenticate or auth, not both")
         self.session = session
         self.sse_path = sse_path
         self.message_path = message_path
@@ -359,11 +374,13 @@ class LegacySseApp:
         self.keepalive_s = keepalive_s
         self.buffer = buffer
         self.fallback = fallback
+        self.authenticate = auth.authenticate if auth is not None else authenticate
         self.auth = auth
         self.required_scopes = required_scopes
         self.sessions: SessionRegistry[_Session] = SessionRegistry(
             idle_timeout_s=idle_timeout_s,
             max_sessions=max_sessions,
+            max_sessions_per_owner=max_sessions_per_principal,
             on_expire=lambda _id, state: state.transport.end(),
         )
 
@@ -424,12 +441,13 @@ class LegacySseApp:
             await respond(send, challenge.status, refused.body(), JSON, extra)
 
     async def _authenticate(self, scope: Scope, headers: HttpHeaders) -> object:
-        """The caller (None without `auth`), after the Host and Origin guards.
+        """The caller (None without `authenticate`), after the Host and Origin
+        guards.
 
         Raises:
-            AuthChallenge: `auth` refused the request.
+            AuthChallenge: `authenticate` refused the request.
         """
-        if self.auth is None:
+        if self.authenticate is None:
             return None
         refused = check_host(headers, self.policy) or check_origin(headers, self.policy)
         if refused is not None:
@@ -442,7 +460,13 @@ class LegacySseApp:
             tuple(client) if client else None,
             scope.get("query_string", b""),
         )
-        return await self.auth.authenticate(request)
+        principal = await self.authenticate(request)
+        if principal is None:
+            raise _Refused(
+                HttpError(401, "Unauthorized: missing or invalid credentials"),
+                {"www-authenticate": "Bearer"},
+            )
+        return principal
 
     def _legacy_get(self, headers: HttpHeaders) -> bool:
         """Whether a GET at `sse_path` is ours: not a Streamable HTTP client's

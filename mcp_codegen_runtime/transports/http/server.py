@@ -51,7 +51,8 @@ Resumability (`Last-Event-ID`) is not offered: streams carry no event ids,
 which the specification allows.
 
 The app runs sessions in asyncio tasks, so it needs an asyncio server
-(uvicorn, hypercorn's asyncio worker).
+(uvicorn, hypercorn's asyncio worker). It holds every such task, and
+`aclose` (lifespan shutdown) waits up to `CLOSE_TIMEOUT_S` for them.
 """
 
 from __future__ import annotations
@@ -59,6 +60,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import contextvars
+import logging
 import typing
 from dataclasses import dataclass
 from types import MappingProxyType
@@ -105,11 +107,16 @@ from .messages import (
 from .mux import ResponseStream, SessionMux
 from .probe import MISSING_REQUIRED_CLIENT_CAPABILITY
 from .security import SecurityPolicy, check_request
-from .sessions import SessionLimitError, SessionRegistry, is_valid_session_id
+from .sessions import (
+    DEFAULT_MAX_SESSIONS_PER_PRINCIPAL,
+    SessionLimitError,
+    SessionRegistry,
+    is_valid_session_id,
+)
 from .sse import encode_event
 
 if TYPE_CHECKING:
-    from collections.abc import Awaitable, Callable, Collection, Mapping
+    from collections.abc import Awaitable, Callable, Collection, Coroutine, Mapping
 
     from mcp_codegen_runtime.protocol.session import ServerConnection, ServerSession
 
@@ -117,8 +124,11 @@ if TYPE_CHECKING:
 
 __all__ = ["HttpRequest", "McpHttpApp", "http_app", "http_principal", "serve_http"]
 
+logger = logging.getLogger(__name__)
 
 SESSION_HEADER = "mcp-session-id"
+CLOSE_TIMEOUT_S = 5.0
+"""Seconds `McpHttpApp.aclose` waits for its sessions' tasks to finish."""
 INITIALIZE = "initialize"
 MODERN_ERROR_STATUS: Mapping[int, int] = MappingProxyType(
     {
@@ -134,9 +144,6 @@ MODERN_ERROR_STATUS: Mapping[int, int] = MappingProxyType(
 """The HTTP status of a 2026 error answered as JSON (the spec's: 404 for an
 unknown method, 400 for invalid params, a missing capability or version; the
 Python SDK's table); any other error is 200."""
-
-DEFAULT_MAX_SESSIONS_PER_PRINCIPAL = 100
-"""Legacy sessions one principal may hold at once (anonymous clients: one)."""
 
 Scope = dict[str, Any]
 
@@ -239,6 +246,8 @@ class McpHttpApp:
             on_expire=lambda _id, state: self._end(state),
         )
         self._modern = session.handler() if session.modern_versions else None
+        # Held so they are not garbage-collected mid-run, and awaited by aclose.
+        self._tasks: set[asyncio.Task[None]] = set()
 
     # -- ASGI --
 
@@ -283,9 +292,18 @@ class McpHttpApp:
             )
 
     async def aclose(self) -> None:
-        """End every legacy session."""
+        """End every legacy session, and wait up to `CLOSE_TIMEOUT_S` for
+        their runners and closers to finish (those still running are then
+        cancelled)."""
         for _, state in self.sessions.close_all():
             self._end(state)
+        if not self._tasks:
+            return
+        _, pending = await asyncio.wait(set(self._tasks), timeout=CLOSE_TIMEOUT_S)
+        for task in pending:
+            task.cancel()
+        if pending:
+            logger.warning("%d legacy session tasks were cancelled", len(pending))
 
     async def _authenticate(self, scope: Scope, headers: HttpHeaders) -> object:
         if self.authenticate is None:
@@ -480,15 +498,23 @@ class McpHttpApp:
         # request's principal: `http_principal` then finds each request's own.
         context = contextvars.copy_context()
         context.run(_principal.set, None)
-        state.task = asyncio.get_running_loop().create_task(
-            connection.run(), context=context
-        )
+        state.task = self._spawn(connection.run(), context)
         return session_id, state
 
     def _end(self, state: _LegacySession) -> None:
         """Close a session's connection (its runner task then finishes)."""
         state.mux.closed = True
-        asyncio.get_running_loop().create_task(state.connection.aclose())
+        self._spawn(state.connection.aclose())
+
+    def _spawn(
+        self,
+        work: Coroutine[Any, Any, None],
+        context: contextvars.Context | None = None,
+    ) -> asyncio.Task[None]:
+        task = asyncio.get_running_loop().create_task(work, context=context)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+        return task
 
     async def _post_modern(
         self,
@@ -844,21 +870,23 @@ def http_app(
     """The ASGI app `serve_http` runs: `McpHttpApp` at `path`, and, with
     `legacy_sse` (and legacy revisions served), the deprecated HTTP+SSE
     transport of 2024-11-05 at `/sse` and `/messages` in front of it, for old
-    clients. `options` go to `McpHttpApp`; an `auth` layer among them
-    protects HTTP+SSE too, and its routes (the protected resource metadata)
-    come first."""
+    clients. `options` go to `McpHttpApp`; an `authenticate` hook or `auth`
+    layer among them protects HTTP+SSE too (as do `required_scopes` and
+    `max_sessions_per_principal`), and the layer's routes (the protected
+    resource metadata) come first."""
     guards = policy or SecurityPolicy.for_bind("127.0.0.1", 0)
     app: Any = McpHttpApp(session, path=path, policy=guards, **options)
     auth: HttpAuth | None = options.get("auth")
     if legacy_sse and session.legacy_versions:
         from .legacy_sse import LegacySseApp
 
+        shared = ("authenticate", "required_scopes", "max_sessions_per_principal")
         app = LegacySseApp(
             session,
             policy=guards,
             fallback=app,
             auth=auth,
-            required_scopes=options.get("required_scopes"),
+            **{name: options[name] for name in shared if name in options},
         )
     return app if auth is None else auth.mount(app)
 

@@ -50,6 +50,7 @@ if TYPE_CHECKING:
 __all__ = [
     "DEFAULT_IDLE_TIMEOUT_S",
     "DEFAULT_MAX_SESSIONS",
+    "DEFAULT_MAX_SESSIONS_PER_PRINCIPAL",
     "MAX_SESSION_ID_LENGTH",
     "SESSION_ID_HEADER",
     "SessionLimitError",
@@ -63,6 +64,8 @@ MAX_SESSION_ID_LENGTH: Final = 256
 """Characters an incoming session id may hold (ours have 43)."""
 DEFAULT_IDLE_TIMEOUT_S: Final = 30 * 60.0
 DEFAULT_MAX_SESSIONS: Final = 10_000
+DEFAULT_MAX_SESSIONS_PER_PRINCIPAL: Final = 100
+"""The servers' cap per owner (anonymous clients: one owner)."""
 
 T = TypeVar("T")
 

@@ -149,3 +149,14 @@ async def test_a_refused_uri_cannot_be_subscribed() -> None:
         typed = v2025_11_25.Client(client)
         with pytest.raises(RpcError, match="Unknown resource"):
             await typed.subscribe(uri="users://a%2Fb/profile")
+
+
+@pytest.mark.anyio
+async def test_subscribing_keeps_no_process_wide_state() -> None:
+    # Delivery follows each connection's own subscriptions (`ChangeFeed`); a
+    # set on the app would only grow, one entry per URI any client named.
+    app = make_app()
+    async with client_of(app, "2025-11-25") as client:
+        typed = v2025_11_25.Client(client)
+        await typed.subscribe(uri="users://42/profile")
+    assert "subscribed" not in vars(app)

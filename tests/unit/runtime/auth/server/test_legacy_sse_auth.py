@@ -18,12 +18,17 @@ from mcp_codegen_runtime.transports.http.legacy_sse import (
     LegacySseApp,
     connect_legacy_sse,
 )
+from mcp_codegen_runtime.transports.http.server import http_app
 from mcp_codegen_types import v2024_11_05
 from tests.unit.runtime.auth.server.test_resource_server import (
     make_app,
     resource_server,
 )
-from tests.unit.runtime.transports.http.test_legacy_sse import LIMIT, serving
+from tests.unit.runtime.transports.http.test_legacy_sse import (
+    LIMIT,
+    refused_answers,
+    serving,
+)
 
 
 @pytest.fixture
@@ -59,6 +64,17 @@ async def test_both_endpoints_need_a_token() -> None:
         assert response.headers["www-authenticate"].startswith(
             'Bearer resource_metadata="http://127.0.0.1:8000/.well-known/'
         )
+
+
+@pytest.mark.anyio
+async def test_http_apps_auth_layer_protects_the_legacy_endpoints() -> None:
+    app = make_app()
+    served = http_app(app.session(), auth=resource_server())
+    with anyio.fail_after(LIMIT):
+        answers = await refused_answers(served)
+    for response in answers:
+        assert response.status_code == 401, response.request.url
+        assert response.headers["www-authenticate"].startswith("Bearer ")
 
 
 @pytest.mark.anyio

@@ -32,6 +32,7 @@ def principal(subject: str, *scopes: str, **extra: Any) -> Principal:
         subject=subject,
         client_id="client-1",
         scopes=frozenset(scopes),
+        claims={"aud": RESOURCE},  # ResourceServer checks it, as of any token
         issuer="https://as.example",
         **extra,
     )

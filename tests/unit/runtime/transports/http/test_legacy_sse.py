@@ -13,6 +13,7 @@ import socket
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from typing import Any
+from unittest.mock import Mock
 from urllib.parse import parse_qs, urlsplit
 
 import anyio
@@ -33,12 +34,21 @@ from mcp_codegen_runtime.transports.http import (
     SSEParser,
     encode_event,
 )
+from mcp_codegen_runtime.transports.http.auth import (
+    AuthChallenge,
+    HttpAuth,
+    HttpRequest,
+)
 from mcp_codegen_runtime.transports.http.legacy_sse import (
     LegacySseApp,
     LegacySseClientTransport,
     connect_legacy_sse,
 )
-from mcp_codegen_runtime.transports.http.server import McpHttpApp
+from mcp_codegen_runtime.transports.http.server import (
+    DEFAULT_MAX_SESSIONS_PER_PRINCIPAL,
+    McpHttpApp,
+    http_app,
+)
 from mcp_codegen_types import v2024_11_05, v2025_11_25
 from tests.unit.runtime.session_programs.echo_session import (
     INSTRUCTIONS,
@@ -61,7 +71,8 @@ INITIALIZE = {
     },
 }
 JSON_HEADERS = {"content-type": "application/json"}
-SSE_HEADERS = {"accept": "text/event-stream"}
+SSE = "text/event-stream"
+SSE_HEADERS = {"accept": SSE}
 
 
 @pytest.fixture
@@ -70,8 +81,8 @@ def anyio_backend() -> str:
 
 
 @asynccontextmanager
-async def serving(app: LegacySseApp) -> AsyncGenerator[str]:
-    """Serve `app` with uvicorn on a free local port; its base URL."""
+async def serving(app: Any) -> AsyncGenerator[str]:
+    """Serve `app` (ASGI) with uvicorn on a free local port; its base URL."""
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
         sock.bind(("127.0.0.1", 0))
         port: int = sock.getsockname()[1]
@@ -88,7 +99,10 @@ async def serving(app: LegacySseApp) -> AsyncGenerator[str]:
             try:
                 yield f"http://127.0.0.1:{port}"
             finally:
-                await app.aclose()  # open streams would hold uvicorn's shutdown
+                # Open streams would hold uvicorn's shutdown (an app mounted
+                # behind an auth layer's routes ends them at lifespan shutdown).
+                if hasattr(app, "aclose"):
+                    await app.aclose()
                 server.should_exit = True
 
 
@@ -496,6 +510,92 @@ def test_paths_are_checked() -> None:
         LegacySseApp(served_session, keepalive_s=0)
     app = LegacySseApp(served_session, message_path="/a b/messages")
     assert app.endpoint_url("id") == "/a%20b/messages?session_id=id"
+
+
+# --- authentication ---------------------------------------------------------------
+
+
+async def by_header(request: HttpRequest) -> object:
+    """The caller named in ``X-User`` (None, i.e. 401, without one)."""
+    return request.headers.get("x-user")
+
+
+async def challenging(request: HttpRequest) -> object:
+    raise AuthChallenge(403, 'Bearer error="insufficient_scope"', "Forbidden")
+
+
+async def refused_answers(app: Any) -> list[httpx.Response]:
+    """What GET /sse, POST /messages and POST /mcp answer without credentials."""
+    async with serving(app) as base, httpx.AsyncClient() as http:
+        return [
+            await http.get(f"{base}/sse", headers=SSE_HEADERS),
+            await http.post(
+                f"{base}/messages?session_id={'a' * 43}",
+                json=INITIALIZE,
+                headers=JSON_HEADERS,
+            ),
+            await http.post(
+                f"{base}/mcp",
+                json=INITIALIZE,
+                headers={
+                    **JSON_HEADERS,
+                    "accept": "application/json, text/event-stream",
+                },
+            ),
+        ]
+
+
+@pytest.mark.anyio
+async def test_http_apps_authenticate_hook_protects_the_legacy_endpoints() -> None:
+    app = http_app(session("2024-11-05", "2025-11-25"), authenticate=by_header)
+    with anyio.fail_after(LIMIT):
+        answers = await refused_answers(app)
+    for answer in answers:
+        assert answer.status_code == 401, answer.request.url
+        assert answer.headers["www-authenticate"] == "Bearer"
+
+
+@pytest.mark.anyio
+async def test_http_apps_hook_challenge_is_answered_on_the_legacy_endpoints() -> None:
+    app = http_app(session("2024-11-05", "2025-11-25"), authenticate=challenging)
+    with anyio.fail_after(LIMIT):
+        answers = await refused_answers(app)
+    for answer in answers:
+        assert answer.status_code == 403, answer.request.url
+        assert answer.headers["www-authenticate"].startswith("Bearer error=")
+
+
+def test_authenticate_and_auth_are_exclusive() -> None:
+    with pytest.raises(ValueError, match="not both"):
+        LegacySseApp(
+            session("2024-11-05"), authenticate=by_header, auth=Mock(spec=HttpAuth)
+        )
+
+
+@pytest.mark.anyio
+async def test_a_principal_at_its_cap_does_not_lock_out_another() -> None:
+    assert (
+        LegacySseApp(session("2024-11-05")).sessions.max_sessions_per_owner
+        == DEFAULT_MAX_SESSIONS_PER_PRINCIPAL
+        == 100
+    )
+    async with (
+        served(
+            authenticate=by_header, max_sessions=2, max_sessions_per_principal=1
+        ) as (app, base),
+        httpx.AsyncClient() as http,
+    ):
+        alice = {**SSE_HEADERS, "x-user": "alice"}
+        async with (
+            http.stream("GET", f"{base}/sse", headers=alice) as first,
+            http.stream("GET", f"{base}/sse", headers=alice) as second,
+        ):
+            assert (first.status_code, second.status_code) == (200, 200)
+            bob = {**SSE_HEADERS, "x-user": "bob"}
+            async with http.stream("GET", f"{base}/sse", headers=bob) as third:
+                # Not 503: alice's second stream took the place of her first.
+                assert third.status_code == 200
+                assert len(app.sessions) == 2
 
 
 # --- together with the Streamable HTTP app --------------------------------------

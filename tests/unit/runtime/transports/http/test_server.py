@@ -720,6 +720,23 @@ async def test_delete_ends_a_session() -> None:
 
 
 @pytest.mark.anyio
+async def test_aclose_leaves_no_session_task_running() -> None:
+    app = make_app()
+    transport = httpx.ASGITransport(app)
+    async with httpx.AsyncClient(transport=transport, base_url=ORIGIN) as client:
+        kept = await open_session(client)
+        ended = await open_session(client)
+        deleted = await client.delete("/mcp", headers=session_headers(ended))
+        assert deleted.status_code == 200
+        assert _session_tasks()  # two runners, and the deleted one's closer
+        with anyio.fail_after(LIMIT):
+            await app.aclose()
+        # Every runner and closer finished within aclose, none left behind.
+        assert _session_tasks() == set()
+        assert kept not in app.sessions
+
+
+@pytest.mark.anyio
 async def test_the_session_cap_is_503_until_one_ends() -> None:
     async with in_process(make_app(max_sessions=2)) as client:
         first = await open_session(client)
