@@ -14,13 +14,8 @@ over many HTTP requests, so it runs on one `Connection` whose transport is a
   its response included, goes to the standalone GET stream when one is open,
   and is dropped (and logged) otherwise.
 
-Each stream buffers at most `DEFAULT_STREAM_BUFFER` messages, and putting
-one never waits, so the engine never waits on a slow HTTP client. A stream
-whose client stops reading and whose buffer fills is closed: the messages it
-holds are still written, then its response ends, and what comes for it later
-is dropped (its requests' responses included: without resumability the spec
-has nowhere else to send them, as when the client goes away). A POST whose
-client went away stops being a destination.
+Streams are unbounded memory channels, so the engine never waits on a slow
+HTTP client; a POST whose client went away stops being a destination.
 
 A request stays in flight until its response is sent, or its cancellation
 received, whether its POST is still there or not: the client going away is
@@ -32,7 +27,7 @@ from __future__ import annotations
 
 import logging
 import math
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING
 
 import anyio
 import msgspec
@@ -49,12 +44,10 @@ if TYPE_CHECKING:
 
     from mcp_codegen_runtime.jsonrpc.connection import RequestId
 
-__all__ = ["DEFAULT_STREAM_BUFFER", "ResponseStream", "SessionMux"]
+__all__ = ["ResponseStream", "SessionMux"]
 
 logger = logging.getLogger(__name__)
 
-DEFAULT_STREAM_BUFFER: Final = 256
-"""Messages one response stream may hold unread before it is closed."""
 REQUEST_CANCELLED = -32800
 """The error ending the POST of a request its client cancelled (as in LSP)."""
 
@@ -69,36 +62,23 @@ _batch_probe = msgspec.json.Decoder(list[_Probe])
 
 
 class ResponseStream:
-    """The messages bound for one HTTP response (a POST's, or the GET stream),
-    at most `buffer` of them unread."""
+    """The messages bound for one HTTP response (a POST's, or the GET stream)."""
 
-    def __init__(
-        self,
-        request_ids: frozenset[RequestId] = frozenset(),
-        *,
-        buffer: int = DEFAULT_STREAM_BUFFER,
-    ) -> None:
+    def __init__(self, request_ids: frozenset[RequestId] = frozenset()) -> None:
         self.request_ids = request_ids
         """The requests this stream answers (empty for the GET stream)."""
         self._unanswered = set(request_ids)
         self.principal: object = None
-        self.overflowed = False
-        """Whether the stream was closed for a full buffer."""
-        sender, receiver = anyio.create_memory_object_stream[bytes](buffer)
+        sender, receiver = anyio.create_memory_object_stream[bytes](math.inf)
         self._sender: MemoryObjectSendStream[bytes] = sender
         self.messages: MemoryObjectReceiveStream[bytes] = receiver
 
     def put(self, message: bytes) -> None:
-        """Queue a message; ignored once the stream is closed. With the buffer
-        full, the message is dropped and the stream closed."""
+        """Queue a message; ignored once the stream is closed."""
         try:
             self._sender.send_nowait(message)
         except (anyio.ClosedResourceError, anyio.BrokenResourceError):
             logger.debug("a message for a closed response stream was dropped")
-        except anyio.WouldBlock:
-            logger.warning("a response stream's client is not reading; closed")
-            self.overflowed = True
-            self._sender.close()
 
     def close(self) -> None:
         """No more messages will be put (those queued can still be read)."""
