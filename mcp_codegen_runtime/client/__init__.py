@@ -8,6 +8,7 @@ from .callbacks import (
     ElicitationCallback,
     LogCallback,
     ProgressCallback,
+    ResourceUpdatedCallback,
     RootsOption,
     SamplingCallback,
 )
@@ -26,6 +27,7 @@ __all__ = [
     "LogCallback",
     "Negotiated",
     "ProgressCallback",
+    "ResourceUpdatedCallback",
     "RootsOption",
     "RoutingError",
     "SamplingCallback",

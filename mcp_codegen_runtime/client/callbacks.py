@@ -14,16 +14,20 @@ from mcp_codegen_runtime.codec.conversion import fit
 from mcp_codegen_runtime.errors import MethodNotFoundError
 from mcp_codegen_types import latest
 
+from .listen import ACKNOWLEDGED
 from .listings import LIST_CHANGED
 
 if TYPE_CHECKING:
     from mcp_codegen_runtime.jsonrpc.serving import Handler
+
+    from .listen import Listen
 
 __all__ = [
     "ElicitationCallback",
     "LogCallback",
     "Notifications",
     "ProgressCallback",
+    "ResourceUpdatedCallback",
     "RootsOption",
     "SamplingCallback",
     "callback_handlers",
@@ -45,11 +49,14 @@ ProgressCallback = Callable[[float, float | None, str | None], Awaitable[None]]
 """Called with (progress, total, message) for each progress notification."""
 LogCallback = Callable[[latest.LoggingMessageNotificationParams], Awaitable[None]]
 """Called with each `notifications/message`."""
+ResourceUpdatedCallback = Callable[[str], Awaitable[None]]
+"""Called with the URI of each `notifications/resources/updated`."""
 
 T = TypeVar("T")
 
 PROGRESS = "notifications/progress"
 MESSAGE = "notifications/message"
+RESOURCE_UPDATED = "notifications/resources/updated"
 
 
 def callback_handlers(
@@ -115,20 +122,29 @@ class _Progress(msgspec.Struct):
     message: str | UnsetType = UNSET
 
 
+class _Updated(msgspec.Struct):
+    uri: str
+
+
 class Notifications:
     """The connection's handler wrapped: progress of a call in flight goes to
     its callback, log messages to `on_log`, list changes to `on_list_changed`
-    (then to `inner`), the rest to `inner`."""
+    (then to `inner`), resource updates to `on_resource_updated`, 2026
+    acknowledgments to `listen`, the rest to `inner`. A notification of a
+    2026 subscription that is no longer current is dropped."""
 
     def __init__(
         self,
         inner: Handler | None,
         on_log: LogCallback | None,
         on_list_changed: Callable[[str], Awaitable[None]] | None = None,
+        on_resource_updated: ResourceUpdatedCallback | None = None,
     ) -> None:
         self.inner = inner
         self.on_log = on_log
         self.on_list_changed = on_list_changed
+        self.on_resource_updated = on_resource_updated
+        self.listen: Listen | None = None
         self.progress: dict[str | int, ProgressCallback] = {}
 
     async def __call__(self, method: str, params: bytes | None) -> bytes | None:
@@ -152,9 +168,22 @@ class Notifications:
             body: Any = msgspec.json.decode(params)
             await self.on_log(_fitted(body, latest.LoggingMessageNotificationParams))
             return None
+        if method == ACKNOWLEDGED and self.listen is not None:
+            self.listen.acknowledged(params)
+            return None
         kind = LIST_CHANGED.get(method)
+        if kind is not None or method == RESOURCE_UPDATED:
+            if self.listen is not None and not self.listen.delivers(params):
+                return None  # a stream being replaced: its successor tells
         if kind is not None and self.on_list_changed is not None:
             await self.on_list_changed(kind)
+        if method == RESOURCE_UPDATED and self.on_resource_updated is not None:
+            try:
+                updated = msgspec.json.decode(params or b"{}", type=_Updated)
+            except msgspec.DecodeError:
+                return None  # no URI to report
+            await self.on_resource_updated(updated.uri)
+            return None
         if self.inner is None:
             if method.startswith("notifications/"):
                 return None  # nobody asked to hear of it

@@ -36,7 +36,6 @@ from mcp_codegen_runtime.codec.spec import Handlers
 from mcp_codegen_runtime.codec.wire import to_builtins
 from mcp_codegen_runtime.errors import (
     CapabilityError,
-    McpError,
     ProtocolError,
     RequestTimeoutError,
 )
@@ -49,10 +48,12 @@ from .callbacks import (
     LogCallback,
     Notifications,
     ProgressCallback,
+    ResourceUpdatedCallback,
     RootsOption,
     SamplingCallback,
     callback_handlers,
 )
+from .listen import Listen
 from .listings import ListCache
 from .targets import Target, cache_key_of, open_session
 
@@ -143,6 +144,8 @@ class Client:
             the server says that list changed (cached listings are dropped
             first); on a 2026 server it opens a `subscriptions/listen` stream
             for the lists the server declares `listChanged` for.
+        on_resource_updated: called with the URI of each resource update
+            (see `subscribe_resource`).
         log_level: the level of log messages asked for.
         sampling, elicitation, roots: answer the server's requests.
         handlers: `ClientHandlers` (any revision) answering them instead.
@@ -165,6 +168,7 @@ class Client:
         reset_timeout_on_progress: bool = False,
         on_log: LogCallback | None = None,
         on_list_changed: Callable[[str], Awaitable[None]] | None = None,
+        on_resource_updated: ResourceUpdatedCallback | None = None,
         log_level: latest.LoggingLevel | None = None,
         sampling: SamplingCallback | None = None,
         elicitation: ElicitationCallback | None = None,
@@ -209,7 +213,10 @@ class Client:
         self._session: ClientSession | None = None
         self._on_list_changed = on_list_changed
         self._lists = ListCache()
-        self._notifications = Notifications(None, on_log, self._list_changed)
+        self._notifications = Notifications(
+            None, on_log, self._list_changed, on_resource_updated
+        )
+        self._listen: Listen | None = None
         self._tokens = itertools.count(1)
         self._capabilities = latest.ServerCapabilities()
         self._server_info: latest.Implementation | None = None
@@ -233,11 +240,12 @@ class Client:
                 if info is None
                 else _fitted(to_builtins(info), latest.Implementation)
             )
-            wanted = self._listen_for()
-            if wanted:
+            if self.negotiated.era == "modern":
                 tasks = await stack.enter_async_context(anyio.create_task_group())
                 stack.callback(tasks.cancel_scope.cancel)  # runs first on exit
-                tasks.start_soon(self._listen, wanted)
+                listen = Listen(session, tasks, self._listen_for())
+                self._listen = self._notifications.listen = listen
+                listen.start(self.timeout)
             self._stack = stack.pop_all()
         return self
 
@@ -248,7 +256,7 @@ class Client:
         traceback: TracebackType | None,
     ) -> None:
         stack, self._stack = self._stack, None
-        self._session = None
+        self._session = self._listen = self._notifications.listen = None
         if stack is not None:
             await stack.__aexit__(exc_type, exc, traceback)
 
@@ -306,7 +314,7 @@ class Client:
         reset_timeout_on_progress: bool | None = None,
     ) -> T:
         session = self.session
-        limit = self.timeout if isinstance(timeout, UnsetType) else timeout
+        limit = self._limit(timeout)
         reset = (
             self.reset_timeout_on_progress
             if reset_timeout_on_progress is None
@@ -342,6 +350,9 @@ class Client:
         assert limit is not None
         # The engine picked the id (or several, over input rounds): unknown here.
         raise RequestTimeoutError(method, None, limit)
+
+    def _limit(self, timeout: float | UnsetType | None) -> float | None:
+        return self.timeout if isinstance(timeout, UnsetType) else timeout
 
     async def _list(
         self,
@@ -464,16 +475,6 @@ class Client:
             if getattr(capability, "list_changed", UNSET) is True:
                 wanted[f"{kind}ListChanged"] = True
         return wanted
-
-    async def _listen(self, wanted: dict[str, bool]) -> None:
-        """Hold the stream open; its list_changed notifications arrive
-        through `Notifications` like legacy ones."""
-        try:
-            await self.session.request(
-                "subscriptions/listen", {"notifications": wanted}, dict, timeout=None
-            )
-        except McpError as exc:  # refused, or ended with the connection
-            logger.info("subscriptions/listen ended: %s", exc)
 
     async def _list_changed(self, kind: str) -> None:
         self._lists.invalidate(kind)
@@ -608,8 +609,19 @@ class Client:
         *,
         timeout: float | UnsetType | None = UNSET,  # noqa: ASYNC109
     ) -> None:
-        """Ask for `notifications/resources/updated` about `uri` (servers of
-        the handshake era)."""
+        """Ask for updates of `uri`, which reach `on_resource_updated`: by
+        `resources/subscribe` on a legacy server, on the `subscriptions/listen`
+        stream (re-opened with `uri` among its `resourceSubscriptions`) on a
+        2026 one.
+
+        Raises:
+            RpcError: the server refused (on a 2026 server, whose
+                acknowledgment leaves `uri` out: `InvalidParamsError`).
+            RequestTimeoutError: no answer (or acknowledgment) in time.
+        """
+        if self._listen is not None:
+            await self._listen.subscribe(uri, self._limit(timeout))
+            return
         await self._request("resources/subscribe", {"uri": uri}, dict, timeout=timeout)
 
     async def unsubscribe_resource(
@@ -619,6 +631,9 @@ class Client:
         timeout: float | UnsetType | None = UNSET,  # noqa: ASYNC109
     ) -> None:
         """Stop `subscribe_resource`."""
+        if self._listen is not None:
+            await self._listen.unsubscribe(uri, self._limit(timeout))
+            return
         await self._request(
             "resources/unsubscribe", {"uri": uri}, dict, timeout=timeout
         )
