@@ -3,10 +3,16 @@
 `ClientGroup` opens one client per server, all at once, and shows their
 tools, prompts and resources as one set::
 
-    servers = {"time": Client(["uvx", "mcp-server-time"]), "web": Client(url)}
-    async with ClientGroup(servers) as group:
-        tools = await group.list_all_tools()  # time_get_current_time, web_fetch
+    servers: dict[str, Target] = {"time": ["uvx", "mcp-server-time"], "web": url}
+    async with ClientGroup(servers, client_options={"timeout": 10}) as group:
+        tools = await group.list_all_tools()  # time_get_current_time, web_fetch...
         await group.call_tool("time_get_current_time", {"timezone": "UTC"})
+
+Members. Each value is a client (a `GroupMember`: `Client` or another
+object with its calls) used as it is, or a target (a command, a URL, an
+`App`...) that gets a `Client(target, **client_options)`. The options are
+the same for every target, checked as the group makes its clients; a server
+that needs its own (a token, other versions) is given as a `Client`.
 
 Naming. Every tool and prompt is named `<server><separator><name>`, the
 separator "_" by default (langchain-mcp-adapters' `tool_name_prefix=True`;
@@ -31,13 +37,15 @@ raise `GroupError`) and the others keep serving.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar, runtime_checkable
 
 import anyio
 import msgspec
 
 from mcp_codegen_runtime.codec.wire import extra, with_extra
 from mcp_codegen_runtime.errors import McpError
+
+from .client import Client
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable, Mapping, Sequence
@@ -56,12 +64,15 @@ if TYPE_CHECKING:
         Tool,
     )
 
+    from .targets import Target
+
 __all__ = ["ClientGroup", "GroupError", "GroupMember", "RoutingError"]
 
 T = TypeVar("T")
 Named = TypeVar("Named", "Tool", "Prompt", "Resource")
 
 
+@runtime_checkable
 class GroupMember(Protocol):
     """What `ClientGroup` needs of each server's client (`Client` has it)."""
 
@@ -115,19 +126,24 @@ class ClientGroup:
     """One client per named server, opened together; calls routed by name.
 
     Args:
-        members: server name -> its client (not yet entered).
+        members: server name -> its client (not yet entered), or a target
+            (a command, URL, `App`... as `Client` takes).
+        client_options: keyword arguments of the `Client` made for each
+            target (e.g. `{"timeout": 10, "sampling": answer}`).
         separator: between the server name and a tool's or prompt's name.
         partial: open with the servers that connect (see `failures`) instead
             of failing when any does not.
 
     Raises:
         ValueError: no members, or an empty server name.
+        TypeError: an option `Client` does not take.
     """
 
     def __init__(
         self,
-        members: Mapping[str, GroupMember],
+        members: Mapping[str, GroupMember | Target],
         *,
+        client_options: Mapping[str, Any] | None = None,
         separator: str = "_",
         partial: bool = False,
     ) -> None:
@@ -137,7 +153,13 @@ class ClientGroup:
             raise ValueError("a server name must not be empty")
         self.separator = separator
         self.partial = partial
-        self._members = dict(members)
+        options = dict(client_options or {})
+        self._members: dict[str, GroupMember] = {
+            name: (
+                value if isinstance(value, GroupMember) else Client(value, **options)
+            )
+            for name, value in members.items()
+        }
         self._live: dict[str, GroupMember] = {}
         self._failures: dict[str, BaseException] = {}
         self._close_failures: dict[str, BaseException] = {}

@@ -1,6 +1,6 @@
 """`ClientGroup` over real servers: server-everything (TypeScript SDK, speaks
 2025-11-25) and the Python SDK's echo server (speaks 2026-07-28), over stdio,
-each behind a `ClientSession` typed in the newest revision (`SessionMember`).
+given as commands: the group makes a `Client` for each (`client_options`).
 
 Both have a tool `echo`: the group names them per server and routes each call
 to its own server; a server that cannot start is reported by name.
@@ -9,19 +9,15 @@ to its own server; a server that cannot start is reported by name.
 from __future__ import annotations
 
 import sys
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from typing import Any
 
 import anyio
 import pytest
 
 from benchmarks import peers
-from mcp_codegen_runtime.client import ClientGroup, GroupError
-from mcp_codegen_runtime.protocol.client import ClientSession
-from mcp_codegen_runtime.transports.stdio import connect_stdio
+from mcp_codegen_runtime.client import Client, ClientGroup, GroupError
 from mcp_codegen_types import latest
 from tests.peers.test_client_interop import PYTHON_ECHO_SERVER, peer_env
-from tests.unit.runtime.client.session_member import SessionMember
 
 LIMIT = 30.0
 
@@ -31,15 +27,9 @@ def anyio_backend() -> str:
     return "asyncio"
 
 
-def over_stdio(command: list[str]) -> SessionMember:
-    @asynccontextmanager
-    async def open_session() -> AsyncIterator[ClientSession]:
-        async with connect_stdio(
-            command, name="group", version="1", env=peer_env(), stderr="discard"
-        ) as session:
-            yield session
-
-    return SessionMember(open_session)
+def options() -> dict[str, Any]:
+    """For every `Client` the group makes: the peer's environment, quiet."""
+    return {"name": "group", "env": peer_env(), "stderr": "discard"}
 
 
 @pytest.fixture(scope="module")
@@ -55,12 +45,14 @@ def members() -> dict[str, list[str]]:
 async def test_one_group_over_a_typescript_and_a_python_server(
     members: dict[str, list[str]],
 ) -> None:
-    group = ClientGroup({name: over_stdio(cmd) for name, cmd in members.items()})
+    group = ClientGroup(members, client_options=options())
     with anyio.fail_after(LIMIT):
         async with group:
+            clients = [group[name] for name in group.servers]
             versions = {
-                name: group[name].session.protocol_version  # type: ignore[attr-defined]
-                for name in group.servers
+                name: client.protocol_version
+                for name, client in zip(group.servers, clients, strict=True)
+                if isinstance(client, Client)
             }
             assert versions == {"everything": "2025-11-25", "python": "2026-07-28"}
             tools = {t.name: t for t in await group.list_all_tools()}
@@ -79,18 +71,16 @@ async def test_a_server_that_cannot_start_is_named_and_the_others_serve(
     members: dict[str, list[str]],
 ) -> None:
     broken = [sys.executable, "-c", "import sys; sys.exit(3)"]
-    servers = {"python": over_stdio(members["python"]), "broken": over_stdio(broken)}
+    servers = {"python": members["python"], "broken": broken}
     with anyio.fail_after(LIMIT):
         with pytest.raises(GroupError) as caught:
-            async with ClientGroup(servers):
+            async with ClientGroup(servers, client_options=options()):
                 pytest.fail("opened with a server that exited")
         assert set(caught.value.failures) == {"broken"}
 
-        servers = {
-            "python": over_stdio(members["python"]),
-            "broken": over_stdio(broken),
-        }
-        async with ClientGroup(servers, partial=True) as group:
+        async with ClientGroup(
+            servers, client_options=options(), partial=True
+        ) as group:
             assert group.servers == ("python",)
             assert "broken" in group.failures
             result = await group.call_tool("python_echo", {"message": "still here"})

@@ -7,6 +7,7 @@ from typing import assert_type
 
 from mcp_codegen_runtime import Client
 from mcp_codegen_runtime.app import App
+from mcp_codegen_runtime.client import ClientGroup
 from mcp_codegen_types.latest import (
     CallToolResult,
     CreateMessageRequestParams,
@@ -64,3 +65,20 @@ async def every_call(app: App) -> None:
         await client.ping(timeout=1)
     async with Client("https://example.com/mcp", headers={"X-Key": "k"}) as remote:
         assert_type(await remote.list_tools(), ListToolsResult)
+
+
+async def on_updated(uri: str) -> None:
+    print("changed:", uri)
+
+
+async def subscriptions_and_groups(app: App) -> None:
+    async with Client(app, on_resource_updated=on_updated) as client:
+        await client.subscribe_resource("file:///a", timeout=5)
+        await client.unsubscribe_resource("file:///a")
+    servers = ClientGroup(
+        {"local": app, "remote": "https://example.com/mcp"},
+        client_options={"timeout": 10},
+    )
+    async with servers as group:
+        assert_type(await group.list_all_tools(), list[Tool])
+        assert_type(await group.call_tool("local_echo", {"m": 1}), CallToolResult)

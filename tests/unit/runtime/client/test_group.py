@@ -3,14 +3,12 @@
 Most tests use `FakeClient`, which implements `GroupMember` in memory and holds
 a real anyio task group between enter and exit (as `Client` does), so the
 group must exit each member in the task that entered it. The last tests use
-real sessions: `App`s in memory, through `SessionMember`.
+real servers: `App`s in memory, given as targets or as `Client`s.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 from typing import Any
 
 import anyio
@@ -20,13 +18,8 @@ from anyio.abc import TaskGroup
 
 from mcp_codegen_runtime import encode, extra, with_extra
 from mcp_codegen_runtime.app import App
-from mcp_codegen_runtime.client import ClientGroup, GroupError, RoutingError
-from mcp_codegen_runtime.jsonrpc.connection import Connection
-from mcp_codegen_runtime.protocol.client import ClientSession
-from mcp_codegen_runtime.transports import memory_pair
+from mcp_codegen_runtime.client import Client, ClientGroup, GroupError, RoutingError
 from mcp_codegen_types import latest
-
-from .session_member import SessionMember
 
 LIMIT = 5.0
 
@@ -422,23 +415,42 @@ def app_named(name: str) -> App:
     return app
 
 
-def in_memory(app: App, versions: list[str]) -> SessionMember:
-    @asynccontextmanager
-    async def open_session() -> AsyncIterator[ClientSession]:
-        client_end, server_end = memory_pair()
-        async with (
-            Connection(server_end, app.session().handler()),
-            ClientSession(client_end, name="t", version="1", versions=versions) as s,
-        ):
-            yield s
+async def test_targets_are_given_clients_with_the_options() -> None:
+    """Values that are no `GroupMember` are targets: each gets a `Client`
+    made with `client_options`; a `Client` given is used as it is."""
+    given = Client(app_named("given"), versions=["2025-11-25"])
+    targets: dict[str, App | Client] = {
+        "a": app_named("a"),
+        "b": app_named("b"),
+        "given": given,
+    }
+    with anyio.fail_after(LIMIT):
+        async with ClientGroup(
+            targets, client_options={"versions": ["2026-07-28"], "name": "grouped"}
+        ) as group:
+            assert group["given"] is given
+            made = [group[name] for name in ("a", "b")]
+            assert all(isinstance(m, Client) for m in made)
+            assert [m.protocol_version for m in made if isinstance(m, Client)] == [
+                "2026-07-28",
+                "2026-07-28",
+            ]
+            assert given.protocol_version == "2025-11-25"
+            tools = [t.name for t in await group.list_all_tools()]
+            assert tools == ["a_echo", "b_echo", "given_echo"]
+            result = await group.call_tool("b_echo", {"message": "hi"}, timeout=5)
+            assert result.content == [latest.TextContent(text="b: hi")]
 
-    return SessionMember(open_session)
+
+def test_client_options_are_checked_when_the_group_is_made() -> None:
+    with pytest.raises(TypeError, match="no_such_option"):
+        ClientGroup({"a": app_named("a")}, client_options={"no_such_option": 1})
 
 
 async def test_two_apps_of_different_eras_in_one_group() -> None:
     members = {
-        "new": in_memory(app_named("new"), ["2026-07-28"]),
-        "old": in_memory(app_named("old"), ["2025-11-25"]),
+        "new": Client(app_named("new"), versions=["2026-07-28"]),
+        "old": Client(app_named("old"), versions=["2025-11-25"]),
     }
     with anyio.fail_after(LIMIT):
         async with ClientGroup(members) as group:
