@@ -76,6 +76,7 @@ __all__ = [
 logger = logging.getLogger(__name__)
 
 T = TypeVar("T")
+S = TypeVar("S")
 
 
 class _Page(Protocol):
@@ -273,6 +274,16 @@ class Client:
         if self._session is None:
             raise RuntimeError("the Client is not open: use `async with Client(...)`")
         return self._session
+
+    def view(self, stub: Callable[[ClientSession], S]) -> S:
+        """The session behind a generated typed client of any revision:
+        `client.view(v2025_11_25.Client)` answers in 2025-11-25's types,
+        converted from what the wire spoke (its calls take keywords).
+
+        Raises:
+            RuntimeError: the client is not open.
+        """
+        return stub(self.session)
 
     @property
     def protocol_version(self) -> str:

@@ -8,6 +8,7 @@ from typing import assert_type
 from mcp_codegen_runtime import Client
 from mcp_codegen_runtime.app import App
 from mcp_codegen_runtime.client import ClientGroup
+from mcp_codegen_types import v2025_11_25
 from mcp_codegen_types.latest import (
     CallToolResult,
     CreateMessageRequestParams,
@@ -63,6 +64,9 @@ async def every_call(app: App) -> None:
         assert_type(await client.get_prompt("review", {"code": "x"}), GetPromptResult)
         await client.set_logging_level("debug")
         await client.ping(timeout=1)
+        older = client.view(v2025_11_25.Client)
+        assert_type(older, v2025_11_25.Client)
+        assert_type(await older.list_tools(), v2025_11_25.ListToolsResult)
     async with Client("https://example.com/mcp", headers={"X-Key": "k"}) as remote:
         assert_type(await remote.list_tools(), ListToolsResult)
 

@@ -4,7 +4,7 @@ one typed view, positional calls, pages, progress, logs, callbacks."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, assert_type
 
 import anyio
 import pytest
@@ -17,7 +17,7 @@ from mcp_codegen_runtime.errors import (
     ProtocolError,
     RequestTimeoutError,
 )
-from mcp_codegen_types import latest
+from mcp_codegen_types import latest, v2024_11_05, v2025_11_25, v2026_07_28
 
 LIMIT = 10.0
 VERSIONS = ["2024-11-05", "2025-11-25", "2026-07-28"]
@@ -326,3 +326,31 @@ async def test_completions_and_subscriptions(version: str) -> None:
             if client.negotiated.era == "legacy":
                 await client.subscribe_resource("greeting://hello")
                 await client.unsubscribe_resource("greeting://hello")
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("version", VERSIONS)
+async def test_a_view_answers_in_the_types_of_the_revision_asked(
+    version: str,
+) -> None:
+    """`view` puts a generated typed client of any revision on the session:
+    its results come in that revision's types, whatever the wire spoke."""
+    with anyio.fail_after(LIMIT):
+        async with Client(make_app(), versions=[version]) as client:
+            old = client.view(v2024_11_05.Client)
+            assert_type(old, v2024_11_05.Client)
+            listed = await old.list_tools()
+            assert isinstance(listed, v2024_11_05.ListToolsResult)
+            assert "echo" in [t.name for t in listed.tools]
+            called = await old.call_tool(name="echo", arguments={"message": "x"})
+            assert called.content == [v2024_11_05.TextContent(text="x")]
+            recent = client.view(v2025_11_25.Client)
+            assert isinstance(await recent.list_tools(), v2025_11_25.ListToolsResult)
+            said = await recent.call_tool(name="echo", arguments={"message": "y"})
+            assert isinstance(said, v2025_11_25.CallToolResult)
+            assert said.content == [v2025_11_25.TextContent(text="y")]
+            new = client.view(v2026_07_28.Client)
+            assert isinstance(await new.list_tools(), v2026_07_28.ListToolsResult)
+            answered = await new.call_tool(name="echo", arguments={"message": "z"})
+            assert isinstance(answered, v2026_07_28.CallToolResult)
+            assert answered.content == [v2026_07_28.TextContent(text="z")]
