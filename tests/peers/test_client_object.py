@@ -114,6 +114,34 @@ async def test_server_everything_over_stdio(everything: list[str]) -> None:
 
 
 @pytest.mark.anyio
+async def test_server_everything_tells_of_a_subscribed_resource(
+    everything: list[str],
+) -> None:
+    """Its `toggle-subscriber-updates` tool sends an update of every URI the
+    session subscribed to at once (then every 5 s): it reaches
+    `on_resource_updated`."""
+    updated: list[str] = []
+    arrived = anyio.Event()
+
+    async def on_resource_updated(uri: str) -> None:
+        updated.append(uri)
+        arrived.set()
+
+    with anyio.fail_after(LIMIT):
+        async with Client(
+            everything, env=peer_env(), on_resource_updated=on_resource_updated
+        ) as client:
+            assert client.server_capabilities.resources is not None
+            uri = (await client.list_resources()).resources[0].uri
+            await client.subscribe_resource(uri)
+            await client.call_tool("toggle-subscriber-updates")
+            await arrived.wait()
+            await client.unsubscribe_resource(uri)
+            await client.call_tool("toggle-subscriber-updates")  # stop them
+    assert updated[0] == uri
+
+
+@pytest.mark.anyio
 async def test_server_everything_over_streamable_http(tmp_path: Path) -> None:
     peers.ensure_node_peers(print)
     port = free_port()
