@@ -10,6 +10,8 @@ import pytest
 from mcp_codegen_runtime import Client
 from mcp_codegen_runtime.app import App
 from mcp_codegen_runtime.errors import ErrorCode, RpcError
+from mcp_codegen_runtime.transports.http.server import McpHttpApp
+from tests.unit.runtime.transports.http.test_http_client import serving
 
 LIMIT = 10.0
 VERSIONS = ["2025-11-25", "2026-07-28"]
@@ -32,6 +34,12 @@ def notes_app() -> App:
     @app.resource("mem://b", name="b")
     def b() -> str:
         return "b"
+
+    @app.tool()
+    async def touch(uri: str) -> str:
+        """Tell the subscribers that `uri` changed (from the server's loop)."""
+        await app.notify_resource_updated(uri)
+        return uri
 
     return app
 
@@ -112,3 +120,24 @@ async def test_a_2026_subscription_keeps_list_changes_coming() -> None:
             await heard.wait()
         assert not app.changes.listeners  # every stream ended with the client
     assert changed == ["tools"]
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+async def test_subscriptions_over_streamable_http(version: str) -> None:
+    """Each 2026 stream is a POST answered by an event stream: re-opening
+    one and closing the other works as in memory."""
+    app, updates = notes_app(), Updates()
+    with serving(McpHttpApp(app.session())) as served:
+        with anyio.fail_after(LIMIT):
+            async with Client(
+                served.url, versions=[version], on_resource_updated=updates
+            ) as client:
+                await client.subscribe_resource("mem://a")
+                await client.subscribe_resource("mem://b")
+                await client.call_tool("touch", {"uri": "mem://a"})
+                assert await updates.next() == "mem://a"
+                await client.unsubscribe_resource("mem://a")
+                await client.call_tool("touch", {"uri": "mem://a"})
+                await client.call_tool("touch", {"uri": "mem://b"})
+                assert await updates.next() == "mem://b"
+    assert updates.uris == ["mem://a", "mem://b"]
