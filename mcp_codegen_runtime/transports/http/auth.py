@@ -17,13 +17,21 @@ from mcp_codegen_runtime.jsonrpc.envelope import BadMessage
 from .messages import Batch, params_of, request_id
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Collection, Mapping
+    from collections.abc import Awaitable, Callable, Collection, Mapping
 
     from mcp_codegen_runtime.jsonrpc.envelope import Envelope
 
     from .headers import HttpHeaders
 
-__all__ = ["AuthChallenge", "HttpAuth", "HttpRequest", "authorize_requests"]
+    Scope = dict[str, Any]
+
+__all__ = [
+    "AuthChallenge",
+    "HttpAuth",
+    "HttpRequest",
+    "authenticate_with",
+    "authorize_requests",
+]
 
 
 @dataclass(frozen=True)
@@ -99,3 +107,30 @@ def authorize_requests(
         needed = required_scopes(item.method, params_of(item))
         if needed:
             auth.authorize(principal, needed)
+
+
+async def authenticate_with(
+    hook: Callable[[HttpRequest], Awaitable[object]],
+    scope: Scope,
+    headers: HttpHeaders,
+) -> object:
+    """Who sent the ASGI request `scope`, as the bare `authenticate` hook says.
+
+    Raises:
+        AuthChallenge: the hook returned None (401, `WWW-Authenticate: Bearer`),
+            or raised a challenge of its own.
+    """
+    client = scope.get("client")
+    request = HttpRequest(
+        scope["method"],
+        scope.get("path", ""),
+        headers,
+        tuple(client) if client else None,
+        scope.get("query_string", b""),
+    )
+    principal = await hook(request)
+    if principal is None:
+        raise AuthChallenge(
+            401, "Bearer", "Unauthorized: missing or invalid credentials"
+        )
+    return principal

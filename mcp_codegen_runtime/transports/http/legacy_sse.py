@@ -139,7 +139,12 @@ from .asgi import (
     serve_lifespan,
     start_sse,
 )
-from .auth import AuthChallenge, HttpRequest, authorize_requests
+from .auth import (
+    AuthChallenge,
+    HttpRequest,
+    authenticate_with,
+    authorize_requests,
+)
 from .headers import (
     PROTOCOL_VERSION_HEADER,
     HttpError,
@@ -452,21 +457,7 @@ class LegacySseApp:
         refused = check_host(headers, self.policy) or check_origin(headers, self.policy)
         if refused is not None:
             raise _Refused(refused)
-        client = scope.get("client")
-        request = HttpRequest(
-            scope["method"],
-            scope.get("path", ""),
-            headers,
-            tuple(client) if client else None,
-            scope.get("query_string", b""),
-        )
-        principal = await self.authenticate(request)
-        if principal is None:
-            raise _Refused(
-                HttpError(401, "Unauthorized: missing or invalid credentials"),
-                {"www-authenticate": "Bearer"},
-            )
-        return principal
+        return await authenticate_with(self.authenticate, scope, headers)
 
     def _legacy_get(self, headers: HttpHeaders) -> bool:
         """Whether a GET at `sse_path` is ours: not a Streamable HTTP client's

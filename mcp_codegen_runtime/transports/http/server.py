@@ -85,7 +85,12 @@ from mcp_codegen_runtime.protocol.meta import (
 
 from ...errors import ErrorCode, ProtocolError
 from .asgi import closing, read_body, respond, serve_lifespan, start_sse
-from .auth import AuthChallenge, HttpRequest, authorize_requests
+from .auth import (
+    AuthChallenge,
+    HttpRequest,
+    authenticate_with,
+    authorize_requests,
+)
 from .headers import (
     HEADER_MISMATCH,
     PROTOCOL_VERSION_HEADER,
@@ -308,21 +313,7 @@ class McpHttpApp:
     async def _authenticate(self, scope: Scope, headers: HttpHeaders) -> object:
         if self.authenticate is None:
             return None
-        client = scope.get("client")
-        request = HttpRequest(
-            scope["method"],
-            scope.get("path", ""),
-            headers,
-            tuple(client) if client else None,
-            scope.get("query_string", b""),
-        )
-        principal = await self.authenticate(request)
-        if principal is None:
-            raise _Refused(
-                HttpError(401, "Unauthorized: missing or invalid credentials"),
-                {"www-authenticate": "Bearer"},
-            )
-        return principal
+        return await authenticate_with(self.authenticate, scope, headers)
 
     async def _route(
         self,
