@@ -16,7 +16,15 @@ from pathlib import Path
 
 import mcp_codegen_runtime
 
-LAYERS = ("codec", "jsonrpc", "protocol", "transports", "auth", ("app", "client"))
+LAYERS = (
+    "codec",
+    "stores",
+    "jsonrpc",
+    "protocol",
+    "transports",
+    "auth",
+    ("app", "client"),
+)
 """The runtime's sub-packages, bottom to top; a tuple holds siblings of one
 level, which must not import each other."""
 SHARED = frozenset({"errors"})
