@@ -14,6 +14,7 @@ must hold even when several workers race:
 
 from __future__ import annotations
 
+import copy
 import time
 from typing import Any, Protocol
 
@@ -138,7 +139,8 @@ class TaskStore(Protocol):
         self, owner: str | None, *, after: str | None = None, limit: int = 50
     ) -> list[TaskRecord]:
         """Up to `limit` live tasks of `owner`, oldest first (by creation,
-        then id), starting after the task whose id is `after`."""
+        then id), starting after the task whose id is `after` (none when
+        `after` is not one of them, or `limit` is below one)."""
         ...
 
     async def purge_expired(self) -> int:
@@ -157,6 +159,17 @@ def check_changes(changes: dict[str, Any]) -> None:
         raise ValueError(f"task fields that cannot be updated: {sorted(unknown)}")
 
 
+def _copy(record: TaskRecord, **changes: Any) -> TaskRecord:
+    """`record` with `changes`, sharing nothing mutable with the caller's
+    objects (nested JSON values included), as a store that serializes would."""
+    copied = msgspec.structs.replace(record, **changes)
+    for name in ("result", "error", "input_requests"):
+        value = getattr(copied, name)
+        if value is not None:
+            setattr(copied, name, copy.deepcopy(value))
+    return copied
+
+
 class MemoryTaskStore:
     """Tasks in this process's memory: lost on restart, seen by one process.
 
@@ -172,24 +185,26 @@ class MemoryTaskStore:
         self._drop_if_expired(record.task_id)
         if record.task_id in self._records:
             raise TaskExistsError(record.task_id)
-        self._records[record.task_id] = msgspec.structs.replace(record)
+        self._records[record.task_id] = _copy(record)
 
     async def get(self, task_id: str) -> TaskRecord | None:
         record = self._drop_if_expired(task_id)
-        return None if record is None else msgspec.structs.replace(record)
+        return None if record is None else _copy(record)
 
     async def update(self, task_id: str, **changes: Any) -> TaskRecord | None:
         check_changes(changes)
         record = self._drop_if_expired(task_id)
         if record is None or record.terminal:
             return None
-        updated = msgspec.structs.replace(record, **changes)
+        updated = _copy(record, **changes)
         self._records[task_id] = updated
-        return msgspec.structs.replace(updated)
+        return _copy(updated)
 
     async def list(
         self, owner: str | None, *, after: str | None = None, limit: int = 50
     ) -> list[TaskRecord]:
+        if limit <= 0:
+            return []
         now = self._clock()
         live = (r for r in self._records.values() if not r.expired(now))
         mine = sorted(
@@ -201,7 +216,7 @@ class MemoryTaskStore:
             start = next(
                 (i + 1 for i, r in enumerate(mine) if r.task_id == after), len(mine)
             )
-        return [msgspec.structs.replace(r) for r in mine[start : start + limit]]
+        return [_copy(r) for r in mine[start : start + limit]]
 
     async def purge_expired(self) -> int:
         now = self._clock()
