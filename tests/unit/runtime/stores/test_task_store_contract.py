@@ -14,6 +14,7 @@ from typing import Any
 import anyio
 import pytest
 
+from mcp_codegen_runtime.stores.sqlite_tasks import SQLiteTaskStore
 from mcp_codegen_runtime.stores.tasks import (
     ACTIVE_STATUSES,
     TERMINAL_STATUSES,
@@ -43,8 +44,13 @@ def memory_store(_folder: Path, clock: Clock) -> TaskStore:
     return MemoryTaskStore(clock=clock)
 
 
+def sqlite_store(folder: Path, clock: Clock) -> TaskStore:
+    return SQLiteTaskStore(folder / "tasks.db", clock=clock)
+
+
 FACTORIES = [
     pytest.param(memory_store, id="memory"),
+    pytest.param(sqlite_store, id="sqlite"),
 ]
 
 
