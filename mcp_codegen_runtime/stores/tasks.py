@@ -14,7 +14,6 @@ must hold even when several workers race:
 
 from __future__ import annotations
 
-import copy
 import time
 from typing import Any, Protocol
 
@@ -166,7 +165,7 @@ def _copy(record: TaskRecord, **changes: Any) -> TaskRecord:
     for name in ("result", "error", "input_requests"):
         value = getattr(copied, name)
         if value is not None:
-            setattr(copied, name, copy.deepcopy(value))
+            setattr(copied, name, msgspec.to_builtins(value))  # a fresh tree
     return copied
 
 
