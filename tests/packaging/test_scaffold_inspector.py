@@ -50,8 +50,9 @@ def inspect(inspector: list[str], demo: Path, *args: str) -> Any:
 
 def test_the_inspector_lists_the_tools(inspector: list[str], demo: Path) -> None:
     listed = inspect(inspector, demo, "--method", "tools/list")
-    (tool,) = listed["tools"]
-    assert tool["name"] == "echo"
+    tools = {tool["name"]: tool for tool in listed["tools"]}
+    assert sorted(tools) == ["countdown", "echo"]
+    tool = tools["echo"]
     assert tool["description"] == "Return the message unchanged."
     assert tool["inputSchema"]["properties"] == {"message": {"type": "string"}}
     assert tool["inputSchema"]["required"] == ["message"]
@@ -69,6 +70,25 @@ def test_the_inspector_calls_echo(inspector: list[str], demo: Path) -> None:
         "message=hi",
     )
     assert called["content"] == [{"type": "text", "text": "hi"}]
+    assert called.get("isError", False) is False
+
+
+def test_the_inspector_calls_the_long_running_example(
+    inspector: list[str], demo: Path
+) -> None:
+    called = inspect(
+        inspector,
+        demo,
+        "--method",
+        "tools/call",
+        "--tool-name",
+        "countdown",
+        "--tool-arg",
+        "steps=2",
+        "--tool-arg",
+        "seconds_per_step=0",
+    )
+    assert called["content"] == [{"type": "text", "text": "counted down 2 steps"}]
     assert called.get("isError", False) is False
 
 

@@ -85,6 +85,7 @@ def test_the_server_and_readme(demo: Path) -> None:
     assert 'app = App("demo", version="0.1.0", versions=PROTOCOL_VERSIONS)' in server
     assert '"""Return the message unchanged."""' in server
     assert '@app.resource("info://demo/about"' in server
+    assert '@app.tool(task_support="optional")\nasync def countdown(' in server
     readme = (demo / "README.md").read_text()
     for text in (
         "pip install -e '.[test]'",
@@ -94,6 +95,7 @@ def test_the_server_and_readme(demo: Path) -> None:
         '"mcpServers"',
         '"args": ["-m", "demo"]',
         "--revision",
+        "`countdown`",
     ):
         assert text in readme
 
@@ -228,7 +230,7 @@ def test_the_generated_tests_pass(tmp_path: Path, name: str, revision: str) -> N
         timeout=120,
     )
     assert result.returncode == 0, result.stdout + result.stderr
-    assert "5 passed" in result.stdout
+    assert "8 passed" in result.stdout
 
 
 def test_the_main_module_parses_its_options(demo: Path) -> None:
@@ -275,7 +277,7 @@ def test_the_generated_auth_tests_pass(tmp_path: Path) -> None:
         timeout=120,
     )
     assert result.returncode == 0, result.stdout + result.stderr
-    assert "10 passed" in result.stdout
+    assert "13 passed" in result.stdout
     black = subprocess.run(
         [str(BIN / "black"), "--check", "--quiet", "."],
         cwd=project,
