@@ -54,7 +54,9 @@ _Records = list[TaskRecord]  # `list` is a method name inside the class
 SCHEMA_VERSION = 1
 """The table layout this module writes (`PRAGMA user_version`)."""
 
-ORPHAN_MESSAGE = "The server process running this task stopped before it finished"
+ORPHAN_MESSAGE = "The server stopped before the task finished."
+"""The status message of a task whose runner is gone (the words the task
+manager uses when it stops its own tasks at shutdown)."""
 ORPHAN_ERROR: dict[str, Any] = {
     "code": int(ErrorCode.INTERNAL_ERROR),
     "message": ORPHAN_MESSAGE,
