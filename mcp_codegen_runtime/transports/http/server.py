@@ -302,6 +302,7 @@ class McpHttpApp:
         cancelled)."""
         for _, state in self.sessions.close_all():
             self._end(state)
+        await self.session.aclose()
         if not self._tasks:
             return
         _, pending = await asyncio.wait(set(self._tasks), timeout=CLOSE_TIMEOUT_S)
