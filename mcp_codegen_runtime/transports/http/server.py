@@ -625,7 +625,7 @@ class McpHttpApp:
         if state.mux.standalone is not None:
             raise _refuse(409, "This session already has a standalone SSE stream")
         stream = ResponseStream()
-        state.mux.standalone = stream
+        state.mux.open_standalone(stream)
         try:
             with self.sessions.use(session_id, principal):
                 await _stream_events(
