@@ -32,6 +32,15 @@ clients (`notify_list_changed`; see `changes.py`): 2026 clients through
 (advertised as `listChanged: true`; `App(list_changed=False)` turns both off
 for legacy clients).
 
+Tasks (2025-11-25): `@app.tool(task_support="optional")` (or "required")
+lets a client call the tool as a task: the call answers `CreateTaskResult`
+at once, the tool runs in the background, and the client polls `tasks/get`,
+fetches `tasks/result`, lists and cancels. "required" refuses a plain call,
+"forbidden" (the default when unset) a task-augmented one, both -32601. The
+`tasks` capability is advertised only when a tool supports tasks. Tasks live
+in `task_store` (memory by default) and are run by `app.tasks`, a
+`TaskManager` (`task_options` are its settings: TTLs, poll interval, limits).
+
 Scopes: `scopes=[...]` on a tool, resource, template or prompt names the
 OAuth scopes a caller needs to see it listed and to use it (see `access.py`;
 served over HTTP with `auth=`, a call without them is 403
@@ -56,12 +65,13 @@ from .changes import AppSession, ChangeFeed
 from .context import Context
 from .prompts import PromptSpec
 from .resources import RESOURCE_NOT_FOUND, ResourceSpec, TemplateSpec, contents_of
-from .tools import ToolSpec
+from .tools import TASK_SUPPORT, ToolSpec
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Mapping, Sequence
 
     from mcp_codegen_runtime.protocol.session import ServerSession
+    from mcp_codegen_runtime.stores.tasks import TaskStore
 
 __all__ = ["App"]
 
@@ -87,6 +97,10 @@ class App:
             notifications (2026 subscriptions are told regardless).
         max_threads: how many plain functions may run at once, each in a
             worker thread (`app.threads.total_tokens` changes it later).
+        task_store: where tasks are kept (default: in memory).
+        task_options: settings of the `TaskManager` (`default_ttl_ms`,
+            `max_ttl_ms`, `poll_interval_ms`, `max_active_per_owner`,
+            `rate`, `burst`, `page_size`...).
     """
 
     def __init__(
@@ -100,7 +114,11 @@ class App:
         subscriptions: bool = False,
         list_changed: bool = True,
         max_threads: int = DEFAULT_MAX_THREADS,
+        task_store: TaskStore | None = None,
+        task_options: Mapping[str, Any] | None = None,
     ) -> None:
+        from mcp_codegen_runtime.protocol.tasks.manager import TaskManager
+
         self.name = name
         self.version = version
         self.instructions = instructions
@@ -121,6 +139,8 @@ class App:
         """The worker threads plain functions run in."""
         self.access = ScopeTable()
         """The scopes each item needs."""
+        self.tasks = TaskManager(task_store, **(task_options or {}))
+        """Runs the tools called as tasks (2025-11-25)."""
 
     # -- registration --
 
@@ -142,6 +162,11 @@ class App:
         `input_schema` lists a hand-written schema instead of the derived one;
         `run_in_thread=False` calls a plain function on the event loop;
         `scopes` are the OAuth scopes a caller needs to see and call it."""
+
+        if task_support is not None and task_support not in TASK_SUPPORT:
+            raise ValueError(
+                f"task_support must be one of {sorted(TASK_SUPPORT)}: {task_support!r}"
+            )
 
         def register(func: F) -> F:
             spec = ToolSpec.from_function(
@@ -543,6 +568,26 @@ class App:
             ) from None
         return offset
 
+    def task_support(self, method: str, params: bytes | None) -> str:
+        """A `tools/call`'s `execution.taskSupport` ("forbidden" when unset).
+
+        Raises:
+            RpcError: -32602 for an unknown tool.
+        """
+        name = msgspec.json.decode(params or b"{}", type=_ToolName).name
+        spec = self.tools.get(name) if isinstance(name, str) else None
+        if spec is None:
+            raise RpcError(ErrorCode.INVALID_PARAMS, f"Unknown tool: {name}")
+        return spec.task_support or "forbidden"
+
+    def task_tools(self) -> list[str]:
+        """The tools a client may call as a task."""
+        return [
+            name
+            for name, spec in self.tools.items()
+            if spec.task_support in ("optional", "required")
+        ]
+
     def tool_input_schema(self, name: str) -> dict[str, Any] | None:
         """A tool's `inputSchema` (for the HTTP server's `Mcp-Param-*` checks)."""
         spec = self.tools.get(name)
@@ -597,6 +642,9 @@ class App:
             instructions=self.instructions,
             versions=self.versions or _dated_versions(),
             list_changed=self.list_changed,
+            tasks=self.tasks,
+            task_requests=("tools/call",) if self.task_tools() else (),
+            task_support=self.task_support,
         )
 
     def asgi(self, **options: Any) -> Any:
@@ -666,7 +714,14 @@ class App:
                 transport, session.handler(), max_in_flight=max_in_flight
             ) as connection,
         ):
-            await connection.wait_closed()
+            try:
+                await connection.wait_closed()
+            finally:
+                await session.aclose()
+
+
+class _ToolName(msgspec.Struct):
+    name: Any = None
 
 
 def _tool_error(text: str) -> dict[str, Any]:

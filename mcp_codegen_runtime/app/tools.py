@@ -84,6 +84,10 @@ def describe(
         listing["description"] = text
 
 
+TASK_SUPPORT = frozenset({"forbidden", "optional", "required"})
+"""The values of a tool's `execution.taskSupport`."""
+
+
 @dataclass
 class ToolSpec:
     """One registered tool: its listing and how to call it."""
@@ -99,6 +103,15 @@ class ToolSpec:
     listing: dict[str, Any] = field(default_factory=dict[str, Any])
     threaded: bool = False
     """Whether calls run in a worker thread (see `calls.py`)."""
+
+    @property
+    def task_support(self) -> str | None:
+        """Its `execution.taskSupport`, None when unset."""
+        execution: Any = self.listing.get("execution")
+        if not isinstance(execution, dict):
+            return None
+        value: Any = typing.cast("dict[str, Any]", execution).get("taskSupport")
+        return value if isinstance(value, str) else None
 
     @classmethod
     def from_function(
