@@ -18,6 +18,7 @@ from typing import Any
 import anyio
 import pytest
 
+from mcp_codegen_runtime.stores.sqlite_tasks import SQLiteTaskStore
 from mcp_codegen_runtime.stores.tasks import (
     MemoryTaskStore,
     TaskExistsError,
@@ -50,7 +51,19 @@ async def memory_store(clock: Clock, _tmp_path: Path) -> AsyncIterator[TaskStore
         await store.aclose()
 
 
-STORE_FACTORIES: dict[str, StoreFactory] = {"memory": memory_store}
+@asynccontextmanager
+async def sqlite_store(clock: Clock, tmp_path: Path) -> AsyncIterator[TaskStore]:
+    store = SQLiteTaskStore(tmp_path / "tasks.db", clock=clock)
+    try:
+        yield store
+    finally:
+        await store.aclose()
+
+
+STORE_FACTORIES: dict[str, StoreFactory] = {
+    "memory": memory_store,
+    "sqlite": sqlite_store,
+}
 """Every store the contract runs against, by name."""
 
 _ids = itertools.count()
