@@ -53,7 +53,7 @@ class RunnerLock:
     """
 
     def __init__(self, folder: Path) -> None:
-        folder.mkdir(parents=True, exist_ok=True)
+        folder.mkdir(mode=0o700, parents=True, exist_ok=True)
         self.runner_id = secrets.token_hex(16)
         """The id recorded on the tasks this process runs."""
         self.folder = folder

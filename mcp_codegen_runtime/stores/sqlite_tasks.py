@@ -24,6 +24,7 @@ gone is marked `failed` with `ORPHAN_ERROR`, at open, on `get` and on
 
 from __future__ import annotations
 
+import os
 import sqlite3
 import time
 from pathlib import Path
@@ -43,7 +44,6 @@ from .tasks import (
 )
 
 if TYPE_CHECKING:
-    import os
     from collections.abc import Callable, Iterable
 
 __all__ = ["ORPHAN_ERROR", "SCHEMA_VERSION", "SQLiteTaskStore"]
@@ -194,6 +194,9 @@ class SQLiteTaskStore:
 
     def _open(self) -> None:
         self.path.parent.mkdir(parents=True, exist_ok=True)
+        # Tasks hold tool results: a new file is the server user's only
+        # (SQLite gives its -wal and -shm files the same mode).
+        os.close(os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600))
         db = sqlite3.connect(
             self.path,
             timeout=self._busy_timeout,

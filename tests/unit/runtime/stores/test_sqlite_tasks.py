@@ -90,6 +90,18 @@ async def test_the_file_is_in_wal_mode_with_its_schema_version(
         assert raw.execute("PRAGMA user_version").fetchone() == (SCHEMA_VERSION,)
 
 
+async def test_the_files_are_private_to_the_server_s_user(
+    store: SQLiteTaskStore, db: Path
+) -> None:
+    """Tasks hold tool results: other users of the machine may not read them."""
+    await store.create(task("a", T0))
+    files = [db, db.with_name("tasks.db-wal"), db.with_name("tasks.db-shm")]
+    for path in files:
+        assert (await anyio.Path(path).stat()).st_mode & 0o777 == 0o600, path
+    folder = await anyio.Path(store.runners_folder).stat()
+    assert folder.st_mode & 0o777 == 0o700
+
+
 @pytest.mark.parametrize(
     ("query", "index"),
     [
