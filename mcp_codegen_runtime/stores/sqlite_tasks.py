@@ -309,7 +309,7 @@ class SQLiteTaskStore:
 
     def _orphaned(self, row: tuple[Any, ...]) -> bool:
         """Whether `row` is an active task of a runner that is gone (then it
-        has just been marked failed)."""
+        is failed now, by this call or another store's: read it again)."""
         status, runner = row[_FIELDS.index("status")], row[-1]
         if status not in ACTIVE_STATUSES or runner == self._me:
             return False
@@ -317,7 +317,8 @@ class SQLiteTaskStore:
             if runner_alive(self.runners_folder, runner):
                 return False
             self._gone.add(runner)
-        return self._fail_runner(runner) > 0
+        self._fail_runner(runner)
+        return True
 
     def _fail_orphans(self) -> int:
         runners: Iterable[str] = [
