@@ -721,7 +721,7 @@ class ServerConnection:
             wire2025.ERA,
             method,
             run,
-            task.ttl,
+            task.ttl_ms,
             notify,
             failed_when=wire2025.tool_failed if method == "tools/call" else None,
         )
