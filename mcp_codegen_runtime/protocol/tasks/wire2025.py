@@ -65,7 +65,12 @@ class _Cursor(msgspec.Struct):
 
 
 class _TaskMetadata(msgspec.Struct):
-    ttl: int | None = None
+    ttl: int | float | None = None
+
+    @property
+    def ttl_ms(self) -> int | None:
+        """The requested TTL in whole milliseconds (None: the default)."""
+        return None if self.ttl is None else int(self.ttl)
 
 
 class _TaskProbe(msgspec.Struct):

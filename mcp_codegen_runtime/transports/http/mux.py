@@ -193,6 +193,12 @@ class SessionMux:
         self.standalone = stream
         self._unpark(stream, None)
 
+    def close_standalone(self, stream: ResponseStream) -> None:
+        """The GET stream `stream` has ended."""
+        if self.standalone is stream:
+            self.standalone = None
+        stream.end()
+
     def _unpark(self, stream: ResponseStream, task_id: str | None) -> None:
         kept: list[tuple[str, bytes]] = []
         for parked_task, message in self._parked:

@@ -632,9 +632,7 @@ class McpHttpApp:
                     stream, receive, send, {SESSION_HEADER: session_id}
                 )
         finally:
-            if state.mux.standalone is stream:
-                state.mux.standalone = None
-            stream.end()
+            state.mux.close_standalone(stream)
 
     async def _delete(self, headers: HttpHeaders, send: Any, principal: object) -> None:
         if not self.session.legacy_versions:
