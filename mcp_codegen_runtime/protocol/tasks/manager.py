@@ -442,6 +442,7 @@ class TaskManager:
         else:
             failed = failed_when is not None and failed_when(result)
             changes = {"status": "failed" if failed else "completed", "result": result}
+        final: TaskRecord | None = None
         try:
             with anyio.CancelScope(shield=True):
                 final = await self._change(task_id, **changes)
