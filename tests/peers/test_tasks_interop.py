@@ -12,6 +12,7 @@ our callbacks, a tool error, cancel, list, and the refusals.
 
 from __future__ import annotations
 
+import json
 from collections.abc import AsyncGenerator, Iterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -170,3 +171,35 @@ async def test_refusals(url: str) -> None:
         with pytest.raises(RpcError) as unknown:
             await client.task("no-such-task").status()
         assert unknown.value.code == -32602
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize(
+    ("kind", "answer"),
+    [
+        ("elicit", {"action": "accept", "content": {"name": "Ada"}}),
+        ("sample", {"role": "assistant", "model": "m"}),
+    ],
+)
+async def test_the_sdk_sends_our_client_task_augmented_requests(
+    url: str, kind: str, answer: dict[str, Any]
+) -> None:
+    """The receiving side: the SDK's server sends a task-augmented request
+    to our client (`host_tasks=True`), polls our `tasks/get` and fetches our
+    `tasks/result`."""
+    with anyio.fail_after(LIMIT):
+        async with Client(
+            url,
+            cache=None,
+            sampling=sampling,
+            elicitation=elicitation,
+            host_tasks=True,
+        ) as client:
+            result = await client.call_tool("ask_client_task", {"kind": kind})
+    assert result.is_error is not True, text_of(result)
+    report = json.loads(text_of(result))
+    assert report["events"][0] == "taskCreated"
+    assert report["events"][-2:] == ["status:completed", "result"]
+    assert report["answer"].items() >= answer.items()
+    related = report["answer"]["_meta"]["io.modelcontextprotocol/related-task"]
+    assert isinstance(related["taskId"], str)

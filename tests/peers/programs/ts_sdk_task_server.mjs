@@ -18,7 +18,11 @@
 // - `haiku` {topic}: the same with `sampling/createMessage`, completes with
 //   the sampled text;
 // - `broken`: completes as failed with an isError result "it broke".
-// And a plain tool, `echo` {message}, with no task support.
+// And plain tools (no task support): `echo` {message}; `ask_client_task`
+// {kind: "elicit"|"sample"}, which sends the client a task-augmented
+// elicitation/create or sampling/createMessage (the SDK's elicitInputStream /
+// createMessageStream with `task`: it polls the client's tasks/get, then
+// fetches tasks/result) and answers JSON {events, answer}.
 //
 // The SDK (and its zod) are loaded from the peer node project
 // `.cache/peers/node` (MCP_PEERS_NODE_DIR overrides it) through createRequire.
@@ -92,6 +96,42 @@ function makeServer() {
       capabilities: { tasks: { list: {}, cancel: {}, requests: { tools: { call: {} } } } },
       taskStore,
       taskMessageQueue: new InMemoryTaskMessageQueue(),
+    },
+  );
+  server.registerTool(
+    "ask_client_task",
+    {
+      description: "Send the client a task-augmented elicitation or sampling; report how it went.",
+      inputSchema: { kind: z.enum(["elicit", "sample"]) },
+    },
+    async ({ kind }, extra) => {
+      const options = { task: { ttl: 60000 }, relatedRequestId: extra.requestId };
+      const tasks = server.server.experimental.tasks;
+      const stream =
+        kind === "elicit"
+          ? tasks.elicitInputStream(
+              {
+                mode: "form",
+                message: "Your name?",
+                requestedSchema: { type: "object", properties: { name: { type: "string" } } },
+              },
+              options,
+            )
+          : tasks.createMessageStream(
+              {
+                messages: [{ role: "user", content: { type: "text", text: "A haiku" } }],
+                maxTokens: 50,
+              },
+              options,
+            );
+      const events = [];
+      let answer;
+      for await (const message of stream) {
+        events.push(message.type === "taskStatus" ? `status:${message.task.status}` : message.type);
+        if (message.type === "result") answer = message.result;
+        if (message.type === "error") return { ...text(String(message.error)), isError: true };
+      }
+      return text(JSON.stringify({ events, answer }));
     },
   );
   server.registerTool(
