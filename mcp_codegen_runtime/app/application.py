@@ -32,6 +32,12 @@ clients (`notify_list_changed`; see `changes.py`): 2026 clients through
 (advertised as `listChanged: true`; `App(list_changed=False)` turns both off
 for legacy clients).
 
+Tasks: `task_support="optional"` or `"required"` on a tool makes its calls
+tasks for 2026 clients that negotiated `io.modelcontextprotocol/tasks`
+(advertised as soon as the app has such a tool; see `tasks.py`);
+`task_start="explicit"` waits for `await ctx.start_task()`. `task_store=`
+keeps them elsewhere than in memory.
+
 Scopes: `scopes=[...]` on a tool, resource, template or prompt names the
 OAuth scopes a caller needs to see it listed and to use it (see `access.py`;
 served over HTTP with `auth=`, a call without them is 403
@@ -56,12 +62,14 @@ from .changes import AppSession, ChangeFeed
 from .context import Context
 from .prompts import PromptSpec
 from .resources import RESOURCE_NOT_FOUND, ResourceSpec, TemplateSpec, contents_of
+from .tasks import TASK_STARTS, TASK_SUPPORTS, run_tool
 from .tools import ToolSpec
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Mapping, Sequence
 
     from mcp_codegen_runtime.protocol.session import ServerSession
+    from mcp_codegen_runtime.stores.tasks import TaskStore
 
 __all__ = ["App"]
 
@@ -87,6 +95,7 @@ class App:
             notifications (2026 subscriptions are told regardless).
         max_threads: how many plain functions may run at once, each in a
             worker thread (`app.threads.total_tokens` changes it later).
+        task_store: where tasks are kept (default: in memory).
     """
 
     def __init__(
@@ -100,7 +109,10 @@ class App:
         subscriptions: bool = False,
         list_changed: bool = True,
         max_threads: int = DEFAULT_MAX_THREADS,
+        task_store: TaskStore | None = None,
     ) -> None:
+        from mcp_codegen_runtime.protocol.tasks_extension import TasksExtension
+
         self.name = name
         self.version = version
         self.instructions = instructions
@@ -121,6 +133,8 @@ class App:
         """The worker threads plain functions run in."""
         self.access = ScopeTable()
         """The scopes each item needs."""
+        self.tasks = TasksExtension(task_store)
+        """The 2026 tasks extension the app's task tools run in."""
 
     # -- registration --
 
@@ -133,6 +147,7 @@ class App:
         annotations: Mapping[str, Any] | None = None,
         icons: list[dict[str, Any]] | None = None,
         task_support: str | None = None,
+        task_start: str = "immediate",
         headers: Mapping[str, str] | None = None,
         input_schema: Mapping[str, Any] | None = None,
         run_in_thread: bool = True,
@@ -141,7 +156,16 @@ class App:
         """Register a function as a tool (see `tools.py` for the mapping);
         `input_schema` lists a hand-written schema instead of the derived one;
         `run_in_thread=False` calls a plain function on the event loop;
-        `scopes` are the OAuth scopes a caller needs to see and call it."""
+        `scopes` are the OAuth scopes a caller needs to see and call it;
+        `task_support` and `task_start` make its calls tasks (`tasks.py`).
+
+        Raises:
+            ValueError: an unknown `task_support` or `task_start`.
+        """
+        if task_support is not None and task_support not in TASK_SUPPORTS:
+            raise ValueError(f"task_support must be one of {TASK_SUPPORTS}")
+        if task_start not in TASK_STARTS:
+            raise ValueError(f"task_start must be one of {TASK_STARTS}")
 
         def register(func: F) -> F:
             spec = ToolSpec.from_function(
@@ -157,6 +181,7 @@ class App:
                 input_schema=input_schema,
                 run_in_thread=run_in_thread,
             )
+            spec.task_start = task_start
             if spec.name in self.tools:
                 raise ValueError(f"tool {spec.name!r} is already registered")
             self.access.set("tool", spec.name, scopes)
@@ -349,13 +374,26 @@ class App:
             return _tool_error(bound)
         if spec.context_param is not None:
             bound[spec.context_param] = Context()
+        run = partial(self._run_tool, spec, bound)
+        if spec.task_support in ("optional", "required"):
+            return await run_tool(self.tasks, spec.task_support, spec.task_start, run)
+        return await run()
+
+    async def _run_tool(
+        self, spec: ToolSpec, bound: dict[str, Any]
+    ) -> dict[str, Any] | str:
+        """Call a tool's function: its result, or a tool execution error."""
         try:
             value = await call(partial(spec.func, **bound), self._limiter(spec))
-            return value if isinstance(value, str) else spec.result(value)
         except RpcError:
             raise
         except Exception as exc:
-            return _tool_error(f"Error in tool {name}: {exc}")
+            return _tool_error(f"Error in tool {spec.name}: {exc}")
+        if isinstance(value, str):
+            if spec.task_support in ("optional", "required"):
+                return {"content": [{"type": "text", "text": value}]}
+            return value
+        return spec.result(value)
 
     def list_resources(self, cursor: str | None) -> dict[str, Any]:
         """A page of `resources/list`."""
@@ -589,9 +627,13 @@ class App:
         """The `ServerSession` serving this app in every revision."""
         from .handlers import handlers_for
 
+        task_tools = [
+            s for s in self.tools.values() if s.task_support in ("optional", "required")
+        ]
         return AppSession(
             self.changes,
             handlers_for(self),
+            extensions=[self.tasks.extension()] if task_tools else [],
             name=self.name,
             version=self.version,
             instructions=self.instructions,

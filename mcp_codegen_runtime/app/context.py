@@ -95,6 +95,14 @@ class Context:
         unless the client declared every capability named."""
         require_client_capabilities(*names)
 
+    async def start_task(self) -> None:
+        """Answer the call with a task now and go on as its body (a tool
+        registered with `task_start="explicit"`; see `tasks.py`). Nothing
+        happens where the call cannot be a task."""
+        from .tasks import start_task
+
+        await start_task()
+
     @property
     def state(self) -> Any:
         """The handler's own state kept across 2026 rounds (None at first)."""

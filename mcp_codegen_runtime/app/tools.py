@@ -99,6 +99,10 @@ class ToolSpec:
     listing: dict[str, Any] = field(default_factory=dict[str, Any])
     threaded: bool = False
     """Whether calls run in a worker thread (see `calls.py`)."""
+    task_support: str | None = None
+    """`forbidden`, `optional` or `required` (see `tasks.py`); None: forbidden."""
+    task_start: str = "immediate"
+    """When a task call becomes a task: at once, or at `ctx.start_task()`."""
 
     @classmethod
     def from_function(
@@ -183,6 +187,7 @@ class ToolSpec:
             wraps,
             listing,
             runs_in_thread(func, run_in_thread),
+            task_support,
         )
 
     def bind(self, arguments: Mapping[str, Any] | None) -> dict[str, Any] | str:

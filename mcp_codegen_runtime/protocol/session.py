@@ -47,6 +47,9 @@ Decisions worth knowing:
   served by the handler of the nearest revision (same era first), with params
   and results converted (see `adapt`). A legacy request served by a modern
   handler gets a `_meta` envelope built from the handshake.
+- `extensions=` adds extensions (SEP-2133, see `extensions`): advertised
+  under `capabilities.extensions` where the revision has the field, their
+  methods served to modern requests that negotiated them (else -32021).
 - A handler asks the client for input with `client_requests.request_client`,
   one call for both eras: a request over the connection (legacy), or an
   `InputRequiredResult` round with a sealed `requestState` (modern).
@@ -95,6 +98,7 @@ from .client_requests import (
     seal_answers,
     set_exchange,
 )
+from .extensions import EXTENSIONS, ExtensionResult, missing_extension, negotiated
 from .meta import (
     META_CLIENT_CAPABILITIES,
     META_CLIENT_INFO,
@@ -109,6 +113,8 @@ if TYPE_CHECKING:
     from types import ModuleType
 
     from mcp_codegen_runtime.codec.spec import Handlers
+
+    from .extensions import Extension
 
 __all__ = [
     "META_CLIENT_CAPABILITIES",
@@ -361,10 +367,11 @@ class ServerSession:
             caller it was issued to may send it again (it is not single-use).
         list_changed: advertise `listChanged: true` for tools, prompts and
             resources (the server sends their list_changed notifications).
+        extensions: the extensions offered (see `extensions`).
 
     Raises:
-        ValueError: no handlers, two for the same revision, or an unknown
-            version.
+        ValueError: no handlers, two for the same revision, an unknown
+            version, or two extensions claiming one id or method.
         TypeError: an object that is not generated server handlers.
     """
 
@@ -380,6 +387,7 @@ class ServerSession:
         state_key: bytes | None = None,
         state_ttl_s: float = 600.0,
         list_changed: bool = False,
+        extensions: Sequence[Extension] = (),
     ) -> None:
         if not handlers:
             raise ValueError("a session needs at least one revision's handlers")
@@ -400,6 +408,11 @@ class ServerSession:
             v for v in revisions if v in modern
         )
         """Served modern versions, oldest first."""
+        self.extensions: dict[str, Extension] = {}
+        """The extensions offered, by id."""
+        self._extension_methods: dict[str, Extension] = {}
+        for extension in extensions:
+            self.add_extension(extension)
         self._capabilities: dict[str, Any] = {}
         self._discover: dict[str, bytes] = {}
         self._stamp_meta = msgspec.json.encode(
@@ -414,13 +427,37 @@ class ServerSession:
             if version in self.modern_versions:
                 self.discover_result(version)
 
+    def add_extension(self, extension: Extension) -> None:
+        """Offer one more extension (before serving: capabilities are cached).
+
+        Raises:
+            ValueError: its id or one of its methods is taken.
+        """
+        if extension.id in self.extensions:
+            raise ValueError(f"extension {extension.id} is already offered")
+        taken = extension.methods & self._extension_methods.keys()
+        if taken:
+            raise ValueError(f"{extension.id}: methods already served: {taken}")
+        self.extensions[extension.id] = extension
+        for method in extension.methods:
+            self._extension_methods[method] = extension
+
+    def extension_for(self, method: str) -> Extension | None:
+        """The extension serving `method`, if any."""
+        return self._extension_methods.get(method)
+
     def capabilities(self, version: str) -> Any:
-        """The `ServerCapabilities` advertised at `version`."""
+        """The `ServerCapabilities` advertised at `version` (with the
+        extensions, where the revision defines `extensions`)."""
         found = self._capabilities.get(version)
         if found is None:
             found = derive_capabilities(
                 self.revisions[version], list_changed=self.list_changed
             )
+            names = {f.encode_name for f in msgspec.structs.fields(type(found))}
+            if self.extensions and EXTENSIONS in names:
+                offered = {e.id: dict(e.settings) for e in self.extensions.values()}
+                found = msgspec.structs.replace(found, extensions=offered)
             self._capabilities[version] = found
         return found
 
@@ -625,10 +662,18 @@ class ServerConnection:
         if notification:
             await revision.dispatcher.dispatch(method, params)
             return None
-        return session.stamp(await self._serve_modern(revision, method, params, probe))
+        extension = session.extension_for(method)
+        return session.stamp(
+            await self._serve_modern(revision, method, params, probe, extension)
+        )
 
     async def _serve_modern(
-        self, revision: Revision, method: str, params: bytes | None, probe: _ParamsProbe
+        self,
+        revision: Revision,
+        method: str,
+        params: bytes | None,
+        probe: _ParamsProbe,
+        extension: Extension | None = None,
     ) -> bytes | None:
         meta = probe.meta or {}
         found = meta.get(META_CLIENT_CAPABILITIES)
@@ -655,7 +700,14 @@ class ServerConnection:
             )
         token = set_exchange(exchange)
         try:
+            if extension is not None:
+                # Negotiation first: a caller without it learns nothing more.
+                if not negotiated(extension.id):
+                    raise missing_extension(extension.id)
+                return await extension.dispatch(method, params)
             return await revision.dispatcher.dispatch(method, params)
+        except ExtensionResult as answer:
+            return encode(answer.result)
         except InputRequired as signal:
             if not _admits_input_required(revision.package, method):
                 raise RpcError(
