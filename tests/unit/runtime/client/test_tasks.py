@@ -20,6 +20,7 @@ from mcp_codegen_runtime.client.tasks import (
 )
 from mcp_codegen_runtime.errors import (
     CapabilityError,
+    ProtocolError,
     RequestTimeoutError,
     RpcError,
 )
@@ -372,3 +373,58 @@ async def test_a_tool_that_runs_no_task_is_refused_before_sending(
         if support is not None:
             assert repr(support) in str(refused.value)
         assert "tools/call" not in server.methods()
+
+
+# --- TaskState and notifications ------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "body",
+    [{}, {"taskId": "", "status": "working"}, {"taskId": "t", "status": "sleeping"}],
+)
+def test_a_task_without_id_or_with_an_unknown_status_is_a_protocol_error(
+    body: dict[str, Any],
+) -> None:
+    with pytest.raises(ProtocolError):
+        TaskState.from_wire(body)
+
+
+def test_both_eras_ttl_and_poll_interval_are_read() -> None:
+    legacy = TaskState.from_wire(
+        {"taskId": "t", "status": "working", "ttl": None, "pollInterval": 20}
+    )
+    assert (legacy.ttl_ms, legacy.poll_interval_ms) == (None, 20)
+    modern = TaskState.from_wire(
+        {"taskId": "t", "status": "working", "ttlMs": 9, "pollIntervalMs": 30}
+    )
+    assert (modern.ttl_ms, modern.poll_interval_ms) == (9, 30)
+    odd = TaskState.from_wire(
+        {"taskId": "t", "status": "working", "ttl": "long", "pollInterval": True}
+    )
+    assert (odd.ttl_ms, odd.poll_interval_ms) == (None, None)
+
+
+@pytest.mark.anyio
+async def test_a_late_notification_does_not_undo_an_ended_task() -> None:
+    statuses = Statuses()
+    async with connected("legacy") as (server, client):
+        server.notify = False
+        handle = await client.call_tool_as_task("slow", on_status=statuses)
+        server.release.set()
+        await handle.wait()
+        late = {"taskId": handle.task_id, "status": "working"}
+        await client._watch.notified(late)  # pyright: ignore[reportPrivateUsage]
+        assert handle.state.status == "completed"
+        assert statuses.seen == ["completed"]
+        await client._watch.notified(
+            {"status": "working"}
+        )  # pyright: ignore[reportPrivateUsage]
+
+
+@pytest.mark.anyio
+async def test_a_tasks_get_about_another_task_is_a_protocol_error() -> None:
+    async with connected("modern") as (server, client):
+        handle = await client.call_tool_as_task("slow")
+        server.tasks["task-1"]["taskId"] = "task-9"
+        with pytest.raises(ProtocolError, match="answered task task-9"):
+            await handle.status()
