@@ -385,15 +385,15 @@ class App:
         """Call a tool's function: its result, or a tool execution error."""
         try:
             value = await call(partial(spec.func, **bound), self._limiter(spec))
+            if not isinstance(value, str):
+                return spec.result(value)
         except RpcError:
             raise
         except Exception as exc:
             return _tool_error(f"Error in tool {spec.name}: {exc}")
-        if isinstance(value, str):
-            if spec.task_support in ("optional", "required"):
-                return {"content": [{"type": "text", "text": value}]}
-            return value
-        return spec.result(value)
+        if spec.task_support in ("optional", "required"):
+            return {"content": [{"type": "text", "text": value}]}  # a task's result
+        return value
 
     def list_resources(self, cursor: str | None) -> dict[str, Any]:
         """A page of `resources/list`."""

@@ -29,7 +29,8 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
-from typing import TYPE_CHECKING, Any
+import typing
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from mcp_codegen_runtime.protocol.client_requests import current_exchange
 from mcp_codegen_runtime.protocol.extensions import (
@@ -45,6 +46,8 @@ if TYPE_CHECKING:
     from mcp_codegen_runtime.protocol.tasks_extension import TasksExtension
 
 __all__ = ["TASK_STARTS", "TASK_SUPPORTS", "run_tool", "start_task"]
+
+T = TypeVar("T")
 
 TASK_SUPPORTS = ("forbidden", "optional", "required")
 TASK_STARTS = ("immediate", "explicit")
@@ -85,8 +88,8 @@ async def run_tool(
     tasks: TasksExtension,
     support: str | None,
     start: str,
-    work: Callable[[], Awaitable[Any]],
-) -> Any:
+    work: Callable[[], Awaitable[T]],
+) -> T:
     """Run a tool call: plainly, or as a task answered at once (`immediate`)
     or when the function calls `start_task()` (`explicit`).
 
@@ -101,9 +104,7 @@ async def run_tool(
     return await _run_explicit(tasks, work)
 
 
-async def _run_explicit(
-    tasks: TasksExtension, work: Callable[[], Awaitable[Any]]
-) -> Any:
+async def _run_explicit(tasks: TasksExtension, work: Callable[[], Awaitable[T]]) -> T:
     """Run `work` in its own asyncio task; answer the call with its result,
     or with a task as soon as it calls `start_task()`."""
     loop = asyncio.get_running_loop()
@@ -114,7 +115,7 @@ async def _run_explicit(
         tasks.enter(record)
         handed_off.set_result(record)
 
-    async def body() -> Any:
+    async def body() -> T | None:
         _starter.set(starter)
         try:
             value = await work()
@@ -131,9 +132,15 @@ async def _run_explicit(
         return value
 
     runner = loop.create_task(body())
-    await asyncio.wait({runner, handed_off}, return_when=asyncio.FIRST_COMPLETED)
+    try:
+        await asyncio.wait({runner, handed_off}, return_when=asyncio.FIRST_COMPLETED)
+    except asyncio.CancelledError:
+        if not handed_off.done():
+            runner.cancel()  # the call was cancelled before it became a task
+        raise
     if handed_off.done():
         record = handed_off.result()
         tasks.adopt(record.task_id, runner)
         raise tasks.answer_with_task(record)
-    return runner.result()
+    # Not handed off: the body ran to its end (or raised) as a plain call.
+    return typing.cast("T", runner.result())

@@ -454,7 +454,7 @@ class ServerSession:
             found = derive_capabilities(
                 self.revisions[version], list_changed=self.list_changed
             )
-            names = {f.encode_name for f in msgspec.structs.fields(type(found))}
+            names = {f.encode_name for f in msgspec.structs.fields(found)}
             if self.extensions and EXTENSIONS in names:
                 offered = {e.id: dict(e.settings) for e in self.extensions.values()}
                 found = msgspec.structs.replace(found, extensions=offered)

@@ -181,16 +181,17 @@ class TasksExtension:
         return record
 
     def enter(self, record: TaskRecord) -> None:
-        """Make the calling asyncio task the task's work: its questions to the
-        client park in the task, and `tasks/cancel` cancels it."""
+        """Make the calling asyncio task (a copy of the creating request's
+        context) the task's body: its questions to the client park in the
+        task, asked with the capabilities the creating request declared.
+
+        Raises:
+            RuntimeError: not within a request served by a `ServerSession`.
+        """
         running = self._running.setdefault(record.task_id, _Running())
-        try:
-            capabilities = current_exchange().client_capabilities
-            package = current_exchange().package
-        except RuntimeError:
-            capabilities, package = {}, None
+        creator = current_exchange()
         peer = _TaskPeer(self, record.task_id, running)
-        set_exchange(ClientExchange(package, capabilities, peer))
+        set_exchange(ClientExchange(creator.package, creator.client_capabilities, peer))
 
     async def run(self, task_id: str, work: Callable[[], Awaitable[Any]]) -> None:
         """Run `work` as the task's body and settle the task with its outcome."""
