@@ -68,6 +68,7 @@ import anyio
 import msgspec
 
 from ..errors import ErrorCode, RpcError
+from ..protocol.extensions import missing_extension, negotiated
 from .access import ScopeTable, insufficient_scope
 from .calls import DEFAULT_MAX_THREADS, call, runs_in_thread
 from .changes import AppSession, ChangeFeed
@@ -80,7 +81,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Mapping, Sequence
 
     from mcp_codegen_runtime.protocol.session import ServerSession
-    from mcp_codegen_runtime.stores.tasks import TaskStore
+    from mcp_codegen_runtime.stores.tasks import TaskRecord, TaskStore
 
 __all__ = ["App"]
 
@@ -149,7 +150,8 @@ class App:
         self.access = ScopeTable()
         """The scopes each item needs."""
         self.tasks = TaskManager(task_store, **(task_options or {}))
-        """Runs the tools called as tasks (2025-11-25)."""
+        """Runs the tools called as tasks (both eras)."""
+        self.tasks.add_listener(self._task_changed)
 
     # -- registration --
 
@@ -611,6 +613,47 @@ class App:
             for name, spec in self.tools.items()
             if spec.task_support in ("optional", "required")
         ]
+
+    async def watched_tasks(self, asked: Any) -> dict[str, dict[str, Any]]:
+        """The tasks a 2026 `subscriptions/listen` may watch among the
+        `taskIds` it asked for (those the caller may `tasks/get`), each with
+        its `DetailedTask` now.
+
+        Raises:
+            RpcError: -32021 when it asks for any without having negotiated
+                the tasks extension.
+        """
+        from mcp_codegen_runtime.protocol.tasks_extension import (
+            TASKS,
+            caller,
+            detailed,
+        )
+
+        names: object = asked
+        if not isinstance(names, list) or not names:
+            return {}
+        if not negotiated(TASKS):
+            raise missing_extension(TASKS)
+        owner = caller()
+        found: dict[str, dict[str, Any]] = {}
+        for task_id in typing.cast("list[object]", names):
+            if not isinstance(task_id, str) or task_id in found:
+                continue
+            try:
+                record = await self.tasks.get(owner, task_id)
+            except RpcError:
+                continue  # unknown or not the caller's: not acknowledged
+            if record.era == "2026-07-28":
+                found[task_id] = detailed(record)
+        return found
+
+    async def _task_changed(self, record: TaskRecord) -> None:
+        """A task's status changed: tell the 2026 subscriptions watching it."""
+        if record.era != "2026-07-28" or not self.changes.listeners:
+            return
+        from mcp_codegen_runtime.protocol.tasks_extension import detailed
+
+        await self.changes.publish_task(record.task_id, detailed(record))
 
     def tool_input_schema(self, name: str) -> dict[str, Any] | None:
         """A tool's `inputSchema` (for the HTTP server's `Mcp-Param-*` checks)."""

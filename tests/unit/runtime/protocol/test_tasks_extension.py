@@ -1,13 +1,15 @@
 """The 2026 tasks extension wire (SEP-2663) served from one `App`: task
 creation, `tasks/get`, `tasks/update`, `tasks/cancel`, their errors, input
-through `tasks/update`, cancellation races, and explicit task start after
-MRTR rounds. Both ends are `Connection`s over `memory_pair`; tools wait on
-events the tests set, never on time.
+through `tasks/update`, cancellation races, explicit task start after MRTR
+rounds, and status notifications on `subscriptions/listen`. Both ends are
+`Connection`s over `memory_pair`; tools wait on events the tests set, never on
+time.
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import AsyncGenerator
 from contextlib import asynccontextmanager
 from typing import Any
@@ -341,3 +343,63 @@ async def test_the_server_advertises_the_extension_only_with_task_tools() -> Non
             ):
                 found = await ask(client, "server/discover")
         assert found["capabilities"].get("extensions") == expected
+
+
+@pytest.mark.anyio
+async def test_a_subscription_hears_the_status_of_the_tasks_it_names() -> None:
+    fixture = Fixture()
+    client_end, server_end = memory_pair()
+    received: list[dict[str, Any]] = []
+    arrived = anyio.Event()
+
+    async def on_message(method: str, params: bytes | None) -> bytes | None:
+        nonlocal arrived
+        received.append({"method": method, "params": json.loads(params or b"{}")})
+        arrived.set()
+        arrived = anyio.Event()
+        return None
+
+    async def until(count: int) -> None:
+        while len(received) < count:
+            await arrived.wait()
+
+    task_id = ""
+    with anyio.fail_after(LIMIT):
+        async with (
+            Connection(server_end, fixture.app.session().handler()),
+            Connection(client_end, on_message) as client,
+            anyio.create_task_group() as group,
+        ):
+            created = await call(client, "waiting")
+            task_id = created["taskId"]
+            listen = {
+                "_meta": meta(),
+                "notifications": {"taskIds": [task_id, "not-a-task"]},
+            }
+            group.start_soon(
+                client.request, "subscriptions/listen", listen, dict[str, Any]
+            )
+            await until(2)
+            fixture.release.set()
+            await until(3)
+            group.cancel_scope.cancel()
+    acknowledged, now, done = received
+    assert acknowledged["method"] == "notifications/subscriptions/acknowledged"
+    assert acknowledged["params"]["notifications"] == {"taskIds": [task_id]}
+    subscription = acknowledged["params"]["_meta"]
+    assert [now["method"], done["method"]] == ["notifications/tasks"] * 2
+    assert (now["params"]["taskId"], now["params"]["status"]) == (task_id, "working")
+    assert done["params"]["status"] == "completed"
+    assert done["params"]["result"]["content"][0]["text"] == "released"
+    assert done["params"]["_meta"] == subscription
+
+
+@pytest.mark.anyio
+async def test_asking_for_task_status_needs_the_extension() -> None:
+    async with serving(Fixture()) as client:
+        listen = {"_meta": meta(tasks=False), "notifications": {"taskIds": ["x"]}}
+        refused = await rpc_error(
+            client.request("subscriptions/listen", listen, dict[str, Any])
+        )
+    assert refused.code == -32021
+    assert refused.data == {"requiredCapabilities": {"extensions": {TASKS: {}}}}
