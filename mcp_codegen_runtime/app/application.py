@@ -32,11 +32,23 @@ clients (`notify_list_changed`; see `changes.py`): 2026 clients through
 (advertised as `listChanged: true`; `App(list_changed=False)` turns both off
 for legacy clients).
 
-Tasks: `task_support="optional"` or `"required"` on a tool makes its calls
-tasks for 2026 clients that negotiated `io.modelcontextprotocol/tasks`
-(advertised as soon as the app has such a tool; see `tasks.py`);
-`task_start="explicit"` waits for `await ctx.start_task()`. `task_store=`
-keeps them elsewhere than in memory.
+Tasks (2025-11-25): `@app.tool(task_support="optional")` (or "required")
+lets a client call the tool as a task: the call answers `CreateTaskResult`
+at once, the tool runs in the background, and the client polls `tasks/get`,
+fetches `tasks/result`, lists and cancels. "required" refuses a plain call,
+"forbidden" (the default when unset) a task-augmented one, both -32601. The
+`tasks` capability is advertised only when a tool supports tasks. Tasks live
+in `task_store` (memory by default) and are run by `app.tasks`, a
+`TaskManager` (`task_options` are its settings: TTLs, poll interval, limits).
+
+Tasks (2026-07-28): the same tools are tasks for 2026 requests that
+negotiated the `io.modelcontextprotocol/tasks` extension (SEP-2663,
+advertised under `capabilities.extensions` when a tool supports tasks; see
+`protocol.tasks_extension`): the server decides, so such a call answers
+`resultType: "task"`; without the extension "optional" runs as a plain call
+and "required" is -32021. `task_start="explicit"` lets the tool gather input
+in ordinary `InputRequiredResult` rounds first and become a task when it
+calls `await ctx.start_task()`.
 
 Scopes: `scopes=[...]` on a tool, resource, template or prompt names the
 OAuth scopes a caller needs to see it listed and to use it (see `access.py`;
@@ -56,20 +68,20 @@ import anyio
 import msgspec
 
 from ..errors import ErrorCode, RpcError
+from ..protocol.extensions import missing_extension, negotiated
 from .access import ScopeTable, insufficient_scope
 from .calls import DEFAULT_MAX_THREADS, call, runs_in_thread
 from .changes import AppSession, ChangeFeed
 from .context import Context
 from .prompts import PromptSpec
 from .resources import RESOURCE_NOT_FOUND, ResourceSpec, TemplateSpec, contents_of
-from .tasks import TASK_STARTS, TASK_SUPPORTS, run_tool
-from .tools import ToolSpec
+from .tools import TASK_STARTS, TASK_SUPPORT, ToolSpec
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Mapping, Sequence
 
     from mcp_codegen_runtime.protocol.session import ServerSession
-    from mcp_codegen_runtime.stores.tasks import TaskStore
+    from mcp_codegen_runtime.stores.tasks import TaskRecord, TaskStore
 
 __all__ = ["App"]
 
@@ -96,6 +108,9 @@ class App:
         max_threads: how many plain functions may run at once, each in a
             worker thread (`app.threads.total_tokens` changes it later).
         task_store: where tasks are kept (default: in memory).
+        task_options: settings of the `TaskManager` (`default_ttl_ms`,
+            `max_ttl_ms`, `poll_interval_ms`, `max_active_per_owner`,
+            `rate`, `burst`, `page_size`...).
     """
 
     def __init__(
@@ -110,8 +125,9 @@ class App:
         list_changed: bool = True,
         max_threads: int = DEFAULT_MAX_THREADS,
         task_store: TaskStore | None = None,
+        task_options: Mapping[str, Any] | None = None,
     ) -> None:
-        from mcp_codegen_runtime.protocol.tasks_extension import TasksExtension
+        from mcp_codegen_runtime.protocol.tasks.manager import TaskManager
 
         self.name = name
         self.version = version
@@ -133,8 +149,9 @@ class App:
         """The worker threads plain functions run in."""
         self.access = ScopeTable()
         """The scopes each item needs."""
-        self.tasks = TasksExtension(task_store)
-        """The 2026 tasks extension the app's task tools run in."""
+        self.tasks = TaskManager(task_store, **(task_options or {}))
+        """Runs the tools called as tasks (both eras)."""
+        self.tasks.add_listener(self._task_changed)
 
     # -- registration --
 
@@ -162,10 +179,12 @@ class App:
         Raises:
             ValueError: an unknown `task_support` or `task_start`.
         """
-        if task_support is not None and task_support not in TASK_SUPPORTS:
-            raise ValueError(f"task_support must be one of {TASK_SUPPORTS}")
+        if task_support is not None and task_support not in TASK_SUPPORT:
+            raise ValueError(
+                f"task_support must be one of {sorted(TASK_SUPPORT)}: {task_support!r}"
+            )
         if task_start not in TASK_STARTS:
-            raise ValueError(f"task_start must be one of {TASK_STARTS}")
+            raise ValueError(f"task_start must be one of {sorted(TASK_STARTS)}")
 
         def register(func: F) -> F:
             spec = ToolSpec.from_function(
@@ -374,26 +393,13 @@ class App:
             return _tool_error(bound)
         if spec.context_param is not None:
             bound[spec.context_param] = Context()
-        run = partial(self._run_tool, spec, bound)
-        if spec.task_support in ("optional", "required"):
-            return await run_tool(self.tasks, spec.task_support, spec.task_start, run)
-        return await run()
-
-    async def _run_tool(
-        self, spec: ToolSpec, bound: dict[str, Any]
-    ) -> dict[str, Any] | str:
-        """Call a tool's function: its result, or a tool execution error."""
         try:
             value = await call(partial(spec.func, **bound), self._limiter(spec))
+            return value if isinstance(value, str) else spec.result(value)
         except RpcError:
             raise
         except Exception as exc:
-            return _tool_error(f"Error in tool {spec.name}: {exc}")
-        if isinstance(value, str):
-            if spec.task_support in ("optional", "required"):
-                return {"content": [{"type": "text", "text": value}]}
-            return value
-        return spec.result(value)
+            return _tool_error(f"Error in tool {name}: {exc}")
 
     def list_resources(self, cursor: str | None) -> dict[str, Any]:
         """A page of `resources/list`."""
@@ -581,6 +587,74 @@ class App:
             ) from None
         return offset
 
+    def task_support(self, method: str, params: bytes | None) -> str:
+        """A `tools/call`'s `execution.taskSupport` ("forbidden" when unset).
+
+        Raises:
+            RpcError: -32602 for an unknown tool.
+        """
+        name = msgspec.json.decode(params or b"{}", type=_ToolName).name
+        spec = self.tools.get(name) if isinstance(name, str) else None
+        if spec is None:
+            raise RpcError(ErrorCode.INVALID_PARAMS, f"Unknown tool: {name}")
+        return spec.task_support or "forbidden"
+
+    def task_start(self, method: str, params: bytes | None) -> str:
+        """When a 2026 `tools/call` becomes a task: "immediate", or
+        "explicit" (at `ctx.start_task()`)."""
+        name = msgspec.json.decode(params or b"{}", type=_ToolName).name
+        spec = self.tools.get(name) if isinstance(name, str) else None
+        return "immediate" if spec is None else spec.task_start
+
+    def task_tools(self) -> list[str]:
+        """The tools a client may call as a task."""
+        return [
+            name
+            for name, spec in self.tools.items()
+            if spec.task_support in ("optional", "required")
+        ]
+
+    async def watched_tasks(self, asked: Any) -> dict[str, dict[str, Any]]:
+        """The tasks a 2026 `subscriptions/listen` may watch among the
+        `taskIds` it asked for (those the caller may `tasks/get`), each with
+        its `DetailedTask` now.
+
+        Raises:
+            RpcError: -32021 when it asks for any without having negotiated
+                the tasks extension.
+        """
+        from mcp_codegen_runtime.protocol.tasks_extension import (
+            TASKS,
+            caller,
+            detailed,
+        )
+
+        names: object = asked
+        if not isinstance(names, list) or not names:
+            return {}
+        if not negotiated(TASKS):
+            raise missing_extension(TASKS)
+        owner = caller()
+        found: dict[str, dict[str, Any]] = {}
+        for task_id in typing.cast("list[object]", names):
+            if not isinstance(task_id, str) or task_id in found:
+                continue
+            try:
+                record = await self.tasks.get(owner, task_id)
+            except RpcError:
+                continue  # unknown or not the caller's: not acknowledged
+            if record.era == "2026-07-28":
+                found[task_id] = detailed(record)
+        return found
+
+    async def _task_changed(self, record: TaskRecord) -> None:
+        """A task's status changed: tell the 2026 subscriptions watching it."""
+        if record.era != "2026-07-28" or not self.changes.listeners:
+            return
+        from mcp_codegen_runtime.protocol.tasks_extension import detailed
+
+        await self.changes.publish_task(record.task_id, detailed(record))
+
     def tool_input_schema(self, name: str) -> dict[str, Any] | None:
         """A tool's `inputSchema` (for the HTTP server's `Mcp-Param-*` checks)."""
         spec = self.tools.get(name)
@@ -627,18 +701,18 @@ class App:
         """The `ServerSession` serving this app in every revision."""
         from .handlers import handlers_for
 
-        task_tools = [
-            s for s in self.tools.values() if s.task_support in ("optional", "required")
-        ]
         return AppSession(
             self.changes,
             handlers_for(self),
-            extensions=[self.tasks.extension()] if task_tools else [],
             name=self.name,
             version=self.version,
             instructions=self.instructions,
             versions=self.versions or _dated_versions(),
             list_changed=self.list_changed,
+            tasks=self.tasks,
+            task_requests=("tools/call",) if self.task_tools() else (),
+            task_support=self.task_support,
+            task_start=self.task_start,
         )
 
     def asgi(self, **options: Any) -> Any:
@@ -708,7 +782,14 @@ class App:
                 transport, session.handler(), max_in_flight=max_in_flight
             ) as connection,
         ):
-            await connection.wait_closed()
+            try:
+                await connection.wait_closed()
+            finally:
+                await session.aclose()
+
+
+class _ToolName(msgspec.Struct):
+    name: Any = None
 
 
 def _tool_error(text: str) -> dict[str, Any]:

@@ -97,9 +97,10 @@ class Context:
 
     async def start_task(self) -> None:
         """Answer the call with a task now and go on as its body (a tool
-        registered with `task_start="explicit"`; see `tasks.py`). Nothing
-        happens where the call cannot be a task."""
-        from .tasks import start_task
+        registered with `task_start="explicit"`, called by a 2026 client of
+        the tasks extension). Nothing happens where the call cannot be a
+        task: it simply goes on."""
+        from mcp_codegen_runtime.protocol.tasks_extension import start_task
 
         await start_task()
 

@@ -84,6 +84,12 @@ def describe(
         listing["description"] = text
 
 
+TASK_SUPPORT = frozenset({"forbidden", "optional", "required"})
+"""The values of a tool's `execution.taskSupport`."""
+TASK_STARTS = frozenset({"immediate", "explicit"})
+"""When a 2026 task call becomes a task: at once, or at `ctx.start_task()`."""
+
+
 @dataclass
 class ToolSpec:
     """One registered tool: its listing and how to call it."""
@@ -99,10 +105,17 @@ class ToolSpec:
     listing: dict[str, Any] = field(default_factory=dict[str, Any])
     threaded: bool = False
     """Whether calls run in a worker thread (see `calls.py`)."""
-    task_support: str | None = None
-    """`forbidden`, `optional` or `required` (see `tasks.py`); None: forbidden."""
     task_start: str = "immediate"
-    """When a task call becomes a task: at once, or at `ctx.start_task()`."""
+    """When a 2026 task call becomes a task (`TASK_STARTS`)."""
+
+    @property
+    def task_support(self) -> str | None:
+        """Its `execution.taskSupport`, None when unset."""
+        execution: Any = self.listing.get("execution")
+        if not isinstance(execution, dict):
+            return None
+        value: Any = typing.cast("dict[str, Any]", execution).get("taskSupport")
+        return value if isinstance(value, str) else None
 
     @classmethod
     def from_function(
@@ -187,7 +200,6 @@ class ToolSpec:
             wraps,
             listing,
             runs_in_thread(func, run_in_thread),
-            task_support,
         )
 
     def bind(self, arguments: Mapping[str, Any] | None) -> dict[str, Any] | str:

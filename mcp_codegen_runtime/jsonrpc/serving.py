@@ -31,6 +31,8 @@ __all__ = [
     "Peer",
     "RequestContext",
     "current_request",
+    "enter_request",
+    "leave_request",
     "request_in_progress",
     "serve_notification",
     "serve_request",
@@ -88,7 +90,24 @@ class RequestContext:
         anonymous); request state and sessions are bound to it."""
         self.connection = connection
         """The connection the request came in on (to send requests back)."""
+        self.meta: dict[str, Any] | None = None
+        """`_meta` entries added to the progress this request reports (a
+        task's related-task key)."""
         self._progress: float | None = None
+
+    def derive(self, *, meta: dict[str, Any] | None = None) -> RequestContext:
+        """A copy of this context (its progress count included) with `meta`
+        added to its progress notifications."""
+        copy = RequestContext(
+            self.connection,
+            self.request_id,
+            self.method,
+            self.progress_token,
+            principal=self.principal,
+        )
+        copy.meta = meta
+        copy._progress = self._progress
+        return copy
 
     async def report_progress(
         self, progress: float, total: float | None = None, message: str | None = None
@@ -117,12 +136,25 @@ class RequestContext:
             params["total"] = total
         if message is not None:
             params["message"] = message
+        if self.meta:
+            params["_meta"] = self.meta
         await self.connection.notify(PROGRESS, params)
 
 
 _current: contextvars.ContextVar[RequestContext] = contextvars.ContextVar(
     "mcp_codegen_runtime.jsonrpc.serving.current_request"
 )
+
+
+def enter_request(context: RequestContext) -> contextvars.Token[RequestContext]:
+    """Make `context` the current request (work that continues a request
+    elsewhere, such as a task, does this); undo with `leave_request`."""
+    return _current.set(context)
+
+
+def leave_request(token: contextvars.Token[RequestContext]) -> None:
+    """Undo `enter_request`."""
+    _current.reset(token)
 
 
 def request_in_progress() -> RequestContext | None:

@@ -54,6 +54,7 @@ if TYPE_CHECKING:
     from mcp_codegen_runtime.jsonrpc.connection import Peer
 
     from .request_state import RequestStateSealer
+    from .tasks.handle import TaskHandle
 
 __all__ = [
     "LOG_LEVELS",
@@ -139,6 +140,11 @@ class ClientExchange:
     log_level: str | None = None
     """The least severe level the client wants (legacy: `logging/setLevel`;
     modern: the request's `io.modelcontextprotocol/logLevel`)."""
+    task: TaskHandle | None = None
+    """Inside a task's work: its handle. Legacy requests to the client then
+    carry the related-task `_meta` and the task is `input_required` while
+    they wait; in the modern era the questions are parked on the task (no
+    `InputRequired` round) until `TaskManager.answer` delivers the answers."""
 
     @property
     def modern(self) -> bool:
@@ -215,8 +221,19 @@ async def request_client_many(
         exchange.asked += 1
         fitted = _fit(params, spec.params, f"{method} params") if spec.params else None
         prepared[name] = (method, fitted, spec)
-    if exchange.connection is not None:
+    task = exchange.task
+    if exchange.connection is not None and task is not None:
+        related = task.related_meta
+        tagged = {
+            name: (method, _with_meta(params, related), spec)
+            for name, (method, params, spec) in prepared.items()
+        }
+        async with task.awaiting_input():
+            raw = await _send_all(exchange.connection, tagged)
+    elif exchange.connection is not None:
         raw = await _send_all(exchange.connection, prepared)
+    elif task is not None:
+        raw = await _parked(exchange, task, prepared)
     else:
         raw = _answered(exchange, prepared)
     result_types = [entry[2] for entry in questions.values()]
@@ -244,6 +261,31 @@ async def _send_all(
         for name, (method, params, spec) in prepared.items():
             tasks.start_soon(ask, name, method, params, spec)
     return {name: answers[name] for name in prepared}
+
+
+def _with_meta(params: Any, meta: Mapping[str, Any]) -> dict[str, Any]:
+    """`params` as builtins with `meta` added to its `_meta`."""
+    found: Any = to_builtins(params) if params is not None else {}
+    body = typing.cast("dict[str, Any]", found)
+    body["_meta"] = {**(body.get("_meta") or {}), **meta}
+    return body
+
+
+async def _parked(
+    exchange: ClientExchange,
+    task: TaskHandle,
+    prepared: Mapping[str, tuple[str, Any, MethodSpec]],
+) -> dict[str, Any]:
+    """Modern era inside a task: the unanswered questions wait on the task's
+    record until `TaskManager.answer` delivers them."""
+    missing = {
+        name: (method, None if params is None else to_builtins(params))
+        for name, (method, params, _) in prepared.items()
+        if name not in exchange.answers
+    }
+    if missing:
+        exchange.answers.update(await task.ask(missing))
+    return _answered(exchange, prepared)
 
 
 def _answered(

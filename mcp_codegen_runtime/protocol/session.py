@@ -57,7 +57,10 @@ Decisions worth knowing:
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
+import logging
+import secrets
 import typing
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -87,6 +90,7 @@ from mcp_codegen_runtime.jsonrpc.dispatch import (
     revision_of,
 )
 from mcp_codegen_runtime.jsonrpc.envelope import UNREADABLE
+from mcp_codegen_runtime.jsonrpc.serving import enter_request, leave_request
 
 from .adapt import adapt, conversion_fill, nearest
 from .client_requests import (
@@ -107,14 +111,22 @@ from .meta import (
     META_SERVER_INFO,
 )
 from .request_state import RequestStateSealer, request_binding
+from .tasks import wire2025
+from .tasks.owner import owner_of
+from .tasks_extension import TASKS, TasksExtension
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator, Sequence
+    from collections.abc import Callable, Collection, Iterator, Sequence
     from types import ModuleType
 
     from mcp_codegen_runtime.codec.spec import Handlers
+    from mcp_codegen_runtime.stores.tasks import TaskRecord
 
     from .extensions import Extension
+    from .tasks.handle import TaskHandle
+    from .tasks.manager import TaskManager
+
+logger = logging.getLogger(__name__)
 
 __all__ = [
     "META_CLIENT_CAPABILITIES",
@@ -368,6 +380,20 @@ class ServerSession:
         list_changed: advertise `listChanged: true` for tools, prompts and
             resources (the server sends their list_changed notifications).
         extensions: the extensions offered (see `extensions`).
+        tasks: the `TaskManager` running task-augmented requests (None: no
+            tasks; `params.task` is then ignored and `tasks/*` is -32601).
+        task_requests: the methods that may be task-augmented (2025-11-25:
+            declared under `capabilities.tasks.requests`, e.g. "tools/call";
+            2026: served as tasks to requests that negotiated the tasks
+            extension, which the session then offers; see `tasks_extension`).
+        task_support: `(method, raw params)` -> "optional", "required" or
+            "forbidden" for one request (default "optional"); a plain
+            request that requires a task, or a task-augmented one that
+            forbids it, is -32601 (a tool's `execution.taskSupport`; 2026:
+            -32021 naming the extension).
+        task_start: `(method, raw params)` -> "immediate" (default) or
+            "explicit": a 2026 task request answered with its task only when
+            the handler calls `tasks_extension.start_task()`.
 
     Raises:
         ValueError: no handlers, two for the same revision, an unknown
@@ -388,6 +414,10 @@ class ServerSession:
         state_ttl_s: float = 600.0,
         list_changed: bool = False,
         extensions: Sequence[Extension] = (),
+        tasks: TaskManager | None = None,
+        task_requests: Collection[str] = (),
+        task_support: Callable[[str, bytes | None], str] | None = None,
+        task_start: Callable[[str, bytes | None], str] | None = None,
     ) -> None:
         if not handlers:
             raise ValueError("a session needs at least one revision's handlers")
@@ -398,6 +428,14 @@ class ServerSession:
         self.discover_ttl_ms = discover_ttl_ms
         self.list_changed = list_changed
         self.sealer = RequestStateSealer(state_key, ttl_s=state_ttl_s)
+        self.tasks = tasks
+        """The task engine (None: the session runs no tasks)."""
+        self.task_requests: frozenset[str] = (
+            frozenset(task_requests) if tasks is not None else frozenset[str]()
+        )
+        """The methods a requestor may augment with a task."""
+        self.task_support = task_support
+        self.task_start = task_start
         self.revisions: Mapping[str, Revision] = revisions
         """Every revision served, by version, oldest first (built on first use)."""
         self.legacy_versions: tuple[str, ...] = tuple(
@@ -413,6 +451,12 @@ class ServerSession:
         self._extension_methods: dict[str, Extension] = {}
         for extension in extensions:
             self.add_extension(extension)
+        self.tasks_extension: TasksExtension | None = None
+        """The 2026 tasks extension, when the session runs tasks and serves
+        a modern revision."""
+        if tasks is not None and self.task_requests and self.modern_versions:
+            self.tasks_extension = TasksExtension(tasks)
+            self.add_extension(self.tasks_extension.extension())
         self._capabilities: dict[str, Any] = {}
         self._discover: dict[str, bytes] = {}
         self._stamp_meta = msgspec.json.encode(
@@ -449,17 +493,35 @@ class ServerSession:
     def capabilities(self, version: str) -> Any:
         """The `ServerCapabilities` advertised at `version` (with the
         extensions, where the revision defines `extensions`)."""
-        found = self._capabilities.get(version)
+        found: Any = self._capabilities.get(version)
         if found is None:
-            found = derive_capabilities(
-                self.revisions[version], list_changed=self.list_changed
-            )
-            names = {f.encode_name for f in msgspec.structs.fields(type(found))}
+            revision = self.revisions[version]
+            found = derive_capabilities(revision, list_changed=self.list_changed)
+            if self.runs_tasks(revision):
+                declared: dict[str, Any] = to_builtins(found)
+                declared["tasks"] = wire2025.task_capability(self.task_requests)
+                found = convert(declared, revision.package.ServerCapabilities)
+            names = {f.encode_name for f in msgspec.structs.fields(found)}
             if self.extensions and EXTENSIONS in names:
                 offered = {e.id: dict(e.settings) for e in self.extensions.values()}
                 found = msgspec.structs.replace(found, extensions=offered)
             self._capabilities[version] = found
         return found
+
+    def runs_tasks(self, revision: Revision) -> bool:
+        """Whether requests at `revision` may be task-augmented (the
+        2025-11-25 design: a legacy revision whose schema has tasks)."""
+        return (
+            bool(self.task_requests)
+            and revision.legacy
+            and "tasks/get" in revision.package.METHODS
+        )
+
+    async def aclose(self) -> None:
+        """Stop the session's background work (its tasks); the serving
+        transport calls this when it shuts down."""
+        if self.tasks is not None:
+            await self.tasks.aclose()
 
     def handler(self) -> ServerConnection:
         """A fresh handler for one connection (pass it to `Connection`)."""
@@ -563,6 +625,9 @@ class ServerConnection:
         self._legacy: Revision | None = None
         self._exchange: ClientExchange | None = None
         self._envelope: dict[str, Any] = {}
+        self._tasks: TaskManager | None = None
+        self.key = secrets.token_urlsafe(16)
+        """Names this connection as the owner of its anonymous tasks."""
 
     async def __call__(self, method: str, params: bytes | None) -> bytes | None:
         session = self.session
@@ -607,6 +672,8 @@ class ServerConnection:
         self.era = "legacy"
         self._legacy = revision
         self._exchange = ClientExchange(revision.package, capabilities, connection)
+        if session.runs_tasks(revision):
+            self._tasks = session.tasks
         if revision.needs_envelope:
             self._envelope = {
                 "_meta": {
@@ -621,6 +688,16 @@ class ServerConnection:
         self, revision: Revision, method: str, params: bytes | None
     ) -> bytes | None:
         assert self._exchange is not None
+        tasks = self._tasks
+        if tasks is not None:
+            if method in wire2025.TASK_METHODS:
+                return await wire2025.serve_task_method(
+                    tasks, owner_of(self.key), method, params
+                )
+            if method in self.session.task_requests:
+                created = await self._maybe_task(tasks, revision, method, params)
+                if created is not None:
+                    return created
         token = set_exchange(self._exchange)
         try:
             if revision.needs_envelope:
@@ -633,6 +710,73 @@ class ServerConnection:
         if method == SET_LEVEL:
             self._exchange.log_level = _probe_level(params)
         return result
+
+    async def _maybe_task(
+        self, tasks: TaskManager, revision: Revision, method: str, params: bytes | None
+    ) -> bytes | None:
+        """A task-augmented request: started as a task, its `CreateTaskResult`
+        encoded; None for a plain request the handler serves itself.
+
+        Raises:
+            RpcError: -32601 (a plain request that requires a task, or an
+                augmented one that forbids it), the engine's refusals.
+        """
+        task = wire2025.task_params(method, params)
+        support = self.session.task_support
+        mode = "optional" if support is None else support(method, params)
+        if task is None:
+            if mode == "required":
+                raise RpcError(
+                    ErrorCode.METHOD_NOT_FOUND,
+                    f"Task augmentation required for this {method} request: "
+                    "send it with params.task",
+                )
+            return None
+        if mode == "forbidden":
+            raise RpcError(
+                ErrorCode.METHOD_NOT_FOUND,
+                f"This {method} request does not support task augmentation: "
+                "send it without params.task",
+            )
+        exchange = self._exchange
+        assert exchange is not None
+        context = current_request()
+        envelope = self._envelope
+
+        async def run(handle: TaskHandle) -> dict[str, Any]:
+            own = dataclasses.replace(exchange, task=handle, answers={}, asked=0)
+            entered = enter_request(context.derive(meta=handle.related_meta))
+            token = set_exchange(own)
+            try:
+                if revision.needs_envelope:
+                    with conversion_fill(envelope):
+                        result = await revision.dispatcher.dispatch(method, params)
+                else:
+                    result = await revision.dispatcher.dispatch(method, params)
+            finally:
+                reset_exchange(token)
+                leave_request(entered)
+            return _result_decoder.decode(result or b"{}")
+
+        peer = exchange.connection
+
+        async def notify(record: TaskRecord) -> None:
+            if peer is not None:
+                try:
+                    await peer.notify(wire2025.TASK_STATUS, wire2025.task_json(record))
+                except Exception:  # the requestor may be gone: it polls anyway
+                    logger.debug("task status not delivered", exc_info=True)
+
+        record = await tasks.start(
+            owner_of(self.key),
+            wire2025.ERA,
+            method,
+            run,
+            task.ttl_ms,
+            notify,
+            failed_when=wire2025.tool_failed if method == "tools/call" else None,
+        )
+        return msgspec.json.encode({"task": wire2025.task_json(record)})
 
     async def _modern(
         self, version: str, method: str, params: bytes | None, probe: _ParamsProbe
@@ -665,6 +809,36 @@ class ServerConnection:
         extension = session.extension_for(method)
         return session.stamp(
             await self._serve_modern(revision, method, params, probe, extension)
+        )
+
+    async def _maybe_modern_task(
+        self,
+        tasks: TasksExtension,
+        revision: Revision,
+        method: str,
+        params: bytes | None,
+    ) -> bytes | None:
+        """A 2026 request the server may run as a task: a task when it
+        negotiated the extension and the request supports tasks (its
+        `CreateTaskResult` encoded), else served as usual.
+
+        Raises:
+            RpcError: -32021 for a request that requires a task without the
+                extension; the engine's refusals.
+        """
+        session = self.session
+        support = session.task_support
+        mode = "optional" if support is None else support(method, params)
+        if mode not in ("optional", "required"):
+            return await revision.dispatcher.dispatch(method, params)
+        if not negotiated(TASKS):
+            if mode == "required":
+                raise missing_extension(TASKS)
+            return await revision.dispatcher.dispatch(method, params)
+        starts = session.task_start
+        start = "immediate" if starts is None else starts(method, params)
+        return await tasks.serve(
+            method, start, lambda: revision.dispatcher.dispatch(method, params)
         )
 
     async def _serve_modern(
@@ -705,6 +879,9 @@ class ServerConnection:
                 if not negotiated(extension.id):
                     raise missing_extension(extension.id)
                 return await extension.dispatch(method, params)
+            tasks = self.session.tasks_extension
+            if tasks is not None and method in self.session.task_requests:
+                return await self._maybe_modern_task(tasks, revision, method, params)
             return await revision.dispatcher.dispatch(method, params)
         except ExtensionResult as answer:
             return encode(answer.result)

@@ -1,61 +1,83 @@
-"""The 2026-07-28 tasks extension (SEP-2663, `io.modelcontextprotocol/tasks`).
+"""The 2026-07-28 tasks extension (SEP-2663, `io.modelcontextprotocol/tasks`),
+a wire on the task engine (`tasks.TaskManager`).
 
-A server that negotiated the extension with a request may answer it with a
-task (`resultType: "task"`, the flat `CreateTaskResult`) and run the work in
-the background; the client polls `tasks/get` (a `DetailedTask`: the result,
-the JSON-RPC error or the pending `inputRequests` inlined), answers input
-with `tasks/update` and may `tasks/cancel`. There is no `tasks/list` and no
-`tasks/result` (-32601: the session serves neither).
+A request that negotiated the extension (its `_meta` client capabilities
+name it) for a method the server runs as tasks is answered with a task,
+flat (`resultType: "task"`, `taskId`, `status`, `createdAt`,
+`lastUpdatedAt`, `ttlMs`, `pollIntervalMs`), stored before the answer so
+that an immediate `tasks/get` finds it; the handler runs in the background.
+The requestor then uses:
 
-`TasksExtension` keeps the tasks in a `TaskStore` (in memory by default) and
-runs each one as an asyncio task of the serving loop:
+- `tasks/get`: the `DetailedTask`, with the request's result inlined
+  (`completed`; a tool error is a result with `isError: true`), its JSON-RPC
+  error (`failed`), or the questions it waits on (`input_required`,
+  `inputRequests`); never `requestState` nor the related-task `_meta`;
+- `tasks/update`: answers by key (keys not pending are ignored; a partial
+  answer leaves the others pending); an empty ack;
+- `tasks/cancel`: an empty ack; an active task ends `cancelled` and its work
+  stops; a terminal one stays as it is.
 
-- `start(method, work)` creates the record (durable before it returns, so
-  an immediate `tasks/get` finds it), runs `work()` in the background and
-  returns the `CreateTaskResult` builtins;
-- inside the work, `request_client` (`ctx.elicit`, `ctx.sample`) parks each
-  question under a fresh key in the task's `inputRequests` (status
-  `input_required`) until `tasks/update` answers it; questions asked at
-  once are pending together, and a partial answer leaves the others;
-- the work's result settles the task `completed` (a tool error is a result
-  with `isError: true`), an `RpcError` settles it `failed` with the error
-  inlined, `tasks/cancel` settles it `cancelled` and stops the work.
-  Terminal states are sticky (the store enforces it), so a cancel racing
-  completion leaves whichever came first.
+An unknown, expired or another caller's id is -32602. `tasks/list` and
+`tasks/result` do not exist in this design (-32601). Inside the task,
+`request_client` (`ctx.elicit`, `ctx.sample`) parks its questions on the task
+(the engine's in-task hook) instead of an `InputRequiredResult` round.
 
-Tasks are bound to the caller: another principal's id is unknown (-32602).
+Without the extension, a request that may be a task runs as usual, and one
+that requires a task is -32021 naming the extension. Tasks are bound to the
+caller's principal; anonymous callers' tasks are bearer handles (the 2026
+era has no session to bind them to), guarded by the ids' 192 random bits.
+
+Explicit start (`task_start`): the handler runs as an ordinary request
+(its questions are `InputRequiredResult` rounds) until it calls
+`start_task()`; the request is then answered with the task and the rest of
+the handler is the task's body (SEP-2663: resolve the MRTR exchanges
+synchronously, then create the task).
 """
 
 from __future__ import annotations
 
 import asyncio
-import secrets
-import time
+import contextvars
+import dataclasses
 import typing
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 import msgspec
 
-from mcp_codegen_runtime.codec.wire import convert, to_builtins
-from mcp_codegen_runtime.errors import ErrorCode, InvalidParamsError, RpcError
-from mcp_codegen_runtime.jsonrpc.serving import request_in_progress
-from mcp_codegen_runtime.stores.tasks import MemoryTaskStore, TaskRecord, TaskStore
+from mcp_codegen_runtime.errors import RpcError
+from mcp_codegen_runtime.jsonrpc.serving import (
+    current_request,
+    enter_request,
+    leave_request,
+    request_in_progress,
+)
 from mcp_codegen_types.extensions import io_modelcontextprotocol_tasks as wire
 
-from .client_requests import ClientExchange, current_exchange, set_exchange
-from .extensions import Extension, ExtensionResult
+from .client_requests import current_exchange, reset_exchange, set_exchange
+from .extensions import Extension
+from .tasks.owner import principal_owner
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable
 
-__all__ = ["TASKS", "TasksExtension", "iso_time"]
+    from mcp_codegen_runtime.stores.tasks import TaskRecord
+
+    from .tasks.handle import TaskHandle
+    from .tasks.manager import TaskManager
+
+__all__ = ["ERA", "TASKS", "TasksExtension", "iso_time", "start_task"]
 
 TASKS = wire.EXTENSION_ID
 """The extension identifier."""
 ERA = "2026-07-28"
-DEFAULT_TTL_MS = 3_600_000
-DEFAULT_POLL_INTERVAL_MS = 500
+"""The era its tasks are stored under."""
+RELATED_TASK = "io.modelcontextprotocol/related-task"
+
+_result_decoder = msgspec.json.Decoder(dict[str, Any])
+_starter: contextvars.ContextVar[Callable[[], Awaitable[None]] | None] = (
+    contextvars.ContextVar("mcp_codegen_runtime.protocol.tasks_extension.starter")
+)
 
 
 def iso_time(seconds: float) -> str:
@@ -64,93 +86,34 @@ def iso_time(seconds: float) -> str:
     return stamp.replace("+00:00", "Z")
 
 
-def _owner() -> str | None:
-    """The key tasks are bound to: the caller's principal, by value."""
+def caller() -> str | None:
+    """The owner of the 2026 request being served: its principal (None:
+    anonymous)."""
     context = request_in_progress()
-    principal = None if context is None else context.principal
-    if principal is None:
-        return None
-    try:
-        return msgspec.json.encode(principal, order="sorted").decode()
-    except TypeError:
-        return repr(principal)
+    return principal_owner(None if context is None else context.principal)
 
 
-class _Running:
-    """What the server holds of a task it is running: its asyncio task and
-    the questions it waits on."""
-
-    def __init__(self) -> None:
-        self.work: asyncio.Task[Any] | None = None
-        self.pending: dict[str, tuple[dict[str, Any], asyncio.Future[Any]]] = {}
-        self.asked = 0
-
-
-class _TaskPeer:
-    """The 'connection' a task's work asks the client through: each request
-    is parked in the task's `inputRequests` until `tasks/update` answers."""
-
-    def __init__(self, tasks: TasksExtension, task_id: str, running: _Running):
-        self._tasks = tasks
-        self._task_id = task_id
-        self._running = running
-
-    async def notify(self, method: str, params: Any) -> None:
-        """Dropped: a task has no stream to send on (SEP-2663 has no progress
-        or log messages for tasks)."""
-
-    async def request(
-        self,
-        method: str,
-        params: Any,
-        result_type: Any,
-        *,
-        timeout: float | None = None,  # noqa: ASYNC109 - the Peer signature
-    ) -> Any:
-        running = self._running
-        key = f"{self._task_id[:8]}-{running.asked}"
-        running.asked += 1
-        request: dict[str, Any] = {"method": method}
-        if params is not None:
-            request["params"] = to_builtins(params)
-        answer: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
-        running.pending[key] = (request, answer)
-        try:
-            await self._tasks.publish_input(self._task_id, running)
-            value = await answer
-        finally:
-            running.pending.pop(key, None)
-        try:
-            return convert(value, result_type)
-        except msgspec.ValidationError as exc:
-            raise InvalidParamsError(
-                method, f"inputResponses[{key!r}] does not fit {method}: {exc}"
-            ) from None
+async def start_task() -> None:
+    """From a handler served with explicit task start: answer the request
+    with a task now and go on as the task's body. Nothing elsewhere."""
+    starter = _starter.get(None)
+    if starter is not None:
+        _starter.set(None)
+        await starter()
 
 
 class TasksExtension:
-    """The tasks extension of a server; see the module docstring.
+    """The tasks extension of a server on `manager`; see the module docstring.
 
-    Args:
-        store: where tasks are kept (default: a `MemoryTaskStore`).
-        ttl_ms: how long a task is kept after creation (None: forever).
-        poll_interval_ms: the polling interval suggested to clients.
+    The session builds one when it runs tasks (`ServerSession(tasks=...)`)
+    and serves `extension()`.
     """
 
-    def __init__(
-        self,
-        store: TaskStore | None = None,
-        *,
-        ttl_ms: int | None = DEFAULT_TTL_MS,
-        poll_interval_ms: int = DEFAULT_POLL_INTERVAL_MS,
-    ) -> None:
-        self.store: TaskStore = store if store is not None else MemoryTaskStore()
-        self.ttl_ms = ttl_ms
-        self.poll_interval_ms = poll_interval_ms
-        self._running: dict[str, _Running] = {}
+    def __init__(self, manager: TaskManager) -> None:
+        self.manager = manager
 
     def extension(self) -> Extension:
-        """The registration a `ServerSession` serves (`extensions=[...]`)."""
+        """The registration a `ServerSession` serves."""
         return Extension(
             TASKS,
             table=wire.METHODS,
@@ -161,189 +124,153 @@ class TasksExtension:
             },
         )
 
-    # -- creating and running --
-
-    async def create(self, method: str) -> TaskRecord:
-        """A new `working` task of the caller, durable when this returns."""
-        now = time.time()
-        record = TaskRecord(
-            task_id=secrets.token_urlsafe(24),
-            owner=_owner(),
-            era=ERA,
-            method=method,
-            created_at=now,
-            last_updated_at=now,
-            ttl_ms=self.ttl_ms,
-            poll_interval_ms=self.poll_interval_ms,
-        )
-        await self.store.create(record)
-        self._running[record.task_id] = _Running()
-        return record
-
-    def enter(self, record: TaskRecord) -> None:
-        """Make the calling asyncio task the task's work: its questions to the
-        client park in the task, and `tasks/cancel` cancels it."""
-        running = self._running.setdefault(record.task_id, _Running())
-        try:
-            capabilities = current_exchange().client_capabilities
-            package = current_exchange().package
-        except RuntimeError:
-            capabilities, package = {}, None
-        peer = _TaskPeer(self, record.task_id, running)
-        set_exchange(ClientExchange(package, capabilities, peer))
-
-    async def run(self, task_id: str, work: Callable[[], Awaitable[Any]]) -> None:
-        """Run `work` as the task's body and settle the task with its outcome."""
-        try:
-            value = await work()
-        except BaseException as exc:
-            await self.settle_outcome(task_id, exc)
-            if not isinstance(exc, Exception):
-                raise
-        else:
-            await self.complete(task_id, value)
-
-    async def settle_outcome(self, task_id: str, exc: BaseException) -> None:
-        """Settle the task after its body raised `exc`: `failed` with an
-        `RpcError` as is, any other error as -32603; `cancelled` when the
-        body was cancelled."""
-        if isinstance(exc, asyncio.CancelledError):
-            await self._settle(task_id, status="cancelled")
-        elif isinstance(exc, RpcError):
-            await self.fail(task_id, exc)
-        else:
-            await self.fail(task_id, RpcError(ErrorCode.INTERNAL_ERROR, str(exc)))
-
-    def adopt(self, task_id: str, work: asyncio.Task[Any]) -> None:
-        """Make `work` the task's running body (`tasks/cancel` cancels it)."""
-        self._running.setdefault(task_id, _Running()).work = work
-        work.add_done_callback(lambda _: self._running.pop(task_id, None))
-
-    async def start(
-        self, method: str, work: Callable[[], Awaitable[Any]]
-    ) -> dict[str, Any]:
-        """Create a task, run `work` in the background as its body, and return
-        the `CreateTaskResult` (builtins)."""
-        record = await self.create(method)
-
-        async def body() -> None:
-            self.enter(record)
-            await self.run(record.task_id, work)
-
-        self.adopt(record.task_id, asyncio.get_running_loop().create_task(body()))
-        return self.created(record)
-
-    def created(self, record: TaskRecord) -> dict[str, Any]:
-        """The `CreateTaskResult` of a new task (builtins)."""
-        return {"resultType": "task", **self._task(record)}
-
-    def answer_with_task(self, record: TaskRecord) -> ExtensionResult:
-        """The signal that answers the current request with the task."""
-        return ExtensionResult(TASKS, self.created(record))
-
-    async def complete(self, task_id: str, result: Any) -> None:
-        """Settle the task `completed` with the request's result."""
-        await self._settle(task_id, status="completed", result=to_builtins(result))
-
-    async def fail(self, task_id: str, error: RpcError) -> None:
-        """Settle the task `failed` with a JSON-RPC error."""
-        body: dict[str, Any] = {"code": int(error.code), "message": error.message}
-        if error.data is not None:
-            body["data"] = to_builtins(error.data)
-        await self._settle(task_id, status="failed", error=body)
-
-    async def _settle(self, task_id: str, **changes: Any) -> None:
-        await self.store.update(
-            task_id, input_requests=None, last_updated_at=time.time(), **changes
-        )
-
-    async def publish_input(self, task_id: str, running: _Running) -> None:
-        """Write the questions pending now to the task (its status follows)."""
-        pending = {key: request for key, (request, _) in running.pending.items()}
-        await self.store.update(
-            task_id,
-            status="input_required" if pending else "working",
-            input_requests=pending or None,
-            last_updated_at=time.time(),
-        )
-
     # -- the extension's methods --
-
-    async def _record(self, task_id: str) -> TaskRecord:
-        record = await self.store.get(task_id)
-        if record is None or record.era != ERA or record.owner != _owner():
-            raise RpcError(ErrorCode.INVALID_PARAMS, f"Unknown task: {task_id}")
-        return record
 
     async def get(self, params: wire.GetTaskRequestParams) -> dict[str, Any]:
         """`tasks/get`: the task now, its payload inlined."""
-        return self.detailed(await self._record(params.task_id))
+        return detailed(await self.manager.get(caller(), params.task_id))
 
     async def update(self, params: wire.UpdateTaskRequestParams) -> dict[str, Any]:
-        """`tasks/update`: deliver the answers to pending questions (others
-        are ignored); an empty ack."""
-        record = await self._record(params.task_id)
-        running = self._running.get(record.task_id)
-        if running is None or record.terminal:
-            return {}
-        answered = False
-        for key, value in params.input_responses.items():
-            entry = running.pending.pop(key, None)
-            if entry is not None and not entry[1].done():
-                entry[1].set_result(value)
-                answered = True
-        if answered:
-            await self.publish_input(record.task_id, running)
+        """`tasks/update`: deliver answers to pending questions; an empty ack."""
+        await self.manager.answer(caller(), params.task_id, params.input_responses)
         return {}
 
     async def cancel(self, params: wire.CancelTaskRequestParams) -> dict[str, Any]:
-        """`tasks/cancel`: settle an active task `cancelled` and stop its work;
-        an empty ack (also for a task already terminal)."""
-        record = await self._record(params.task_id)
-        if record.terminal:
-            return {}
-        await self._settle(record.task_id, status="cancelled")
-        running = self._running.get(record.task_id)
-        if running is not None and running.work is not None:
-            running.work.cancel()
+        """`tasks/cancel`: an empty ack; an active task ends `cancelled`."""
+        owner = caller()
+        record = await self.manager.get(owner, params.task_id)  # -32602 if unknown
+        if not record.terminal:
+            try:
+                await self.manager.cancel(owner, params.task_id)
+            except RpcError:
+                # It became terminal meanwhile: the ack is the same (SEP-2663).
+                await self.manager.get(owner, params.task_id)
         return {}
 
-    # -- shapes --
+    # -- answering a request with a task --
 
-    def _task(self, record: TaskRecord) -> dict[str, Any]:
-        task: dict[str, Any] = {
-            "taskId": record.task_id,
-            "status": record.status,
-            "createdAt": iso_time(record.created_at),
-            "lastUpdatedAt": iso_time(record.last_updated_at),
-            "ttlMs": record.ttl_ms,
-        }
-        if record.status_message is not None:
-            task["statusMessage"] = record.status_message
-        if record.poll_interval_ms is not None:
-            task["pollIntervalMs"] = record.poll_interval_ms
-        return task
+    async def serve(
+        self,
+        method: str,
+        start: str,
+        dispatch: Callable[[], Awaitable[bytes | None]],
+    ) -> bytes | None:
+        """Serve a request that negotiated the extension as a task: at once
+        (`start` "immediate"), or when `dispatch` calls `start_task()`
+        ("explicit"; until then it is an ordinary request, whose result or
+        error this returns or raises). The encoded `CreateTaskResult`."""
+        if start == "explicit":
+            return await self._explicit(method, dispatch)
+        exchange = current_exchange()
+        context = current_request()
 
-    def detailed(self, record: TaskRecord) -> dict[str, Any]:
-        """The `DetailedTask` of a record (builtins)."""
-        task = self._task(record)
-        if record.status == "completed" and record.result is not None:
-            result = dict(record.result)
-            meta = result.get("_meta")
-            if isinstance(meta, dict):
-                # The task id is at the root already (SEP-2663).
-                kept = {
-                    k: v
-                    for k, v in typing.cast("dict[str, Any]", meta).items()
-                    if k != "io.modelcontextprotocol/related-task"
-                }
-                if kept:
-                    result["_meta"] = kept
+        async def run(handle: TaskHandle) -> dict[str, Any]:
+            own = dataclasses.replace(exchange, task=handle, answers={}, asked=0)
+            entered = enter_request(context.derive())
+            token = set_exchange(own)
+            try:
+                return _result_decoder.decode(await dispatch() or b"{}")
+            finally:
+                reset_exchange(token)
+                leave_request(entered)
+
+        record = await self.manager.start(caller(), ERA, method, run)
+        return msgspec.json.encode(created(record))
+
+    async def _explicit(
+        self, method: str, dispatch: Callable[[], Awaitable[bytes | None]]
+    ) -> bytes | None:
+        loop = asyncio.get_running_loop()
+        handed_off: asyncio.Future[TaskRecord] = loop.create_future()
+        outcome: asyncio.Future[dict[str, Any]] = loop.create_future()
+        owner = caller()
+        runner: asyncio.Task[bytes | None]
+
+        async def run(handle: TaskHandle) -> dict[str, Any]:
+            handles.set_result(handle)
+            try:
+                return await outcome
+            except asyncio.CancelledError:
+                runner.cancel()  # tasks/cancel (or shutdown) stops the body
+                raise
+
+        handles: asyncio.Future[TaskHandle] = loop.create_future()
+
+        async def starter() -> None:
+            record = await self.manager.start(owner, ERA, method, run)
+            handle = await handles
+            own = dataclasses.replace(
+                current_exchange(), task=handle, answers={}, asked=0
+            )
+            set_exchange(own)  # in the body's own context: its later questions park
+            handed_off.set_result(record)
+
+        async def body() -> bytes | None:
+            _starter.set(starter)
+            try:
+                result = await dispatch()
+            except BaseException as exc:
+                if not handed_off.done():
+                    raise
+                if isinstance(exc, asyncio.CancelledError):
+                    outcome.cancel()
                 else:
-                    del result["_meta"]
-            task["result"] = result
-        elif record.status == "failed" and record.error is not None:
-            task["error"] = record.error
-        elif record.status == "input_required":
-            task["inputRequests"] = record.input_requests or {}
-        return task
+                    outcome.set_exception(exc)
+                return None
+            if handed_off.done():
+                outcome.set_result(_result_decoder.decode(result or b"{}"))
+            return result
+
+        runner = loop.create_task(body())
+        try:
+            waited: set[asyncio.Future[Any]] = {runner, handed_off}
+            await asyncio.wait(waited, return_when=asyncio.FIRST_COMPLETED)
+        except asyncio.CancelledError:
+            if not handed_off.done():
+                runner.cancel()  # cancelled before it became a task
+            raise
+        if handed_off.done():
+            return msgspec.json.encode(created(handed_off.result()))
+        return runner.result()
+
+
+def _task(record: TaskRecord) -> dict[str, Any]:
+    task: dict[str, Any] = {
+        "taskId": record.task_id,
+        "status": record.status,
+        "createdAt": iso_time(record.created_at),
+        "lastUpdatedAt": iso_time(record.last_updated_at),
+        "ttlMs": record.ttl_ms,
+    }
+    if record.status_message is not None:
+        task["statusMessage"] = record.status_message
+    if record.poll_interval_ms is not None:
+        task["pollIntervalMs"] = record.poll_interval_ms
+    return task
+
+
+def created(record: TaskRecord) -> dict[str, Any]:
+    """The `CreateTaskResult` of a new task (builtins)."""
+    return {"resultType": "task", **_task(record)}
+
+
+def detailed(record: TaskRecord) -> dict[str, Any]:
+    """The `DetailedTask` of a record (builtins)."""
+    task = _task(record)
+    if record.status == "completed" and record.result is not None:
+        result = dict(record.result)
+        meta = result.get("_meta")
+        if isinstance(meta, dict):
+            # The task id is at the root already (SEP-2663).
+            entries = typing.cast("dict[str, Any]", meta)
+            kept = {k: v for k, v in entries.items() if k != RELATED_TASK}
+            if kept:
+                result["_meta"] = kept
+            else:
+                del result["_meta"]
+        task["result"] = result
+    elif record.status == "failed" and record.error is not None:
+        task["error"] = record.error
+    elif record.status == "input_required":
+        task["inputRequests"] = record.input_requests or {}
+    return task

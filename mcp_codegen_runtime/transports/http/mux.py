@@ -13,6 +13,12 @@ over many HTTP requests, so it runs on one `Connection` whose transport is a
   own SSE stream); anything else, what a handler's leftover tasks send after
   its response included, goes to the standalone GET stream when one is open,
   and is dropped (and logged) otherwise.
+- Tasks (2025-11-25): a message of a task (its `_meta` names the task with
+  `io.modelcontextprotocol/related-task`) whose request's POST is over goes
+  to an open `tasks/result` POST of that task, else to the GET stream. A
+  task's request to the client that has neither waits (is parked) until
+  one opens: the specification's requestor calls `tasks/result` when it
+  sees `input_required`, and the server answers on that stream.
 
 Streams are unbounded memory channels, so the engine never waits on a slow
 HTTP client; a POST whose client went away stops being a destination.
@@ -59,6 +65,54 @@ class _Probe(msgspec.Struct):
 
 _probe = msgspec.json.Decoder(_Probe)
 _batch_probe = msgspec.json.Decoder(list[_Probe])
+
+RELATED_TASK = "io.modelcontextprotocol/related-task"
+TASK_RESULT = "tasks/result"
+
+
+class _Related(msgspec.Struct):
+    task_id: str | None = msgspec.field(default=None, name="taskId")
+
+
+class _Meta(msgspec.Struct):
+    related: _Related | None = msgspec.field(default=None, name=RELATED_TASK)
+
+
+class _Params(msgspec.Struct):
+    meta: _Meta | None = msgspec.field(default=None, name="_meta")
+    task_id: str | None = msgspec.field(default=None, name="taskId")
+
+
+class _TaskProbe(msgspec.Struct):
+    method: str | None = None
+    params: _Params | None = None
+
+
+_task_probe = msgspec.json.Decoder(_TaskProbe)
+
+
+def _related_task(message: bytes) -> str | None:
+    """The task an outgoing request or notification belongs to."""
+    try:
+        params = _task_probe.decode(message).params
+    except msgspec.DecodeError:
+        return None
+    if params is None or params.meta is None or params.meta.related is None:
+        return None
+    return params.meta.related.task_id
+
+
+def _result_of_task(body: bytes) -> str | None:
+    """The task a POSTed `tasks/result` request waits on."""
+    if b'"tasks/result"' not in body:
+        return None
+    try:
+        probe = _task_probe.decode(body)
+    except msgspec.DecodeError:
+        return None
+    if probe.method != TASK_RESULT or probe.params is None:
+        return None
+    return probe.params.task_id
 
 
 class ResponseStream:
@@ -113,6 +167,8 @@ class SessionMux:
         self.standalone: ResponseStream | None = None
         """The open GET stream, if any."""
         self.closed = False
+        self._task_streams: dict[str, ResponseStream] = {}
+        self._parked: list[tuple[str, bytes]] = []
 
     # -- from HTTP requests --
 
@@ -127,6 +183,30 @@ class SessionMux:
             for request_id in stream.request_ids:
                 self._by_request[request_id] = stream
             self._serving.update(stream.request_ids)
+            task_id = _result_of_task(body)
+            if task_id is not None:
+                self._task_streams[task_id] = stream
+                self._unpark(stream, task_id)
+
+    def open_standalone(self, stream: ResponseStream) -> None:
+        """Make `stream` the GET stream; parked task requests go out on it."""
+        self.standalone = stream
+        self._unpark(stream, None)
+
+    def close_standalone(self, stream: ResponseStream) -> None:
+        """The GET stream `stream` has ended."""
+        if self.standalone is stream:
+            self.standalone = None
+        stream.end()
+
+    def _unpark(self, stream: ResponseStream, task_id: str | None) -> None:
+        kept: list[tuple[str, bytes]] = []
+        for parked_task, message in self._parked:
+            if task_id is None or parked_task == task_id:
+                stream.put(message)
+            else:
+                kept.append((parked_task, message))
+        self._parked = kept
 
     def in_flight(self, request_ids: Iterable[RequestId]) -> list[RequestId]:
         """Those of `request_ids` that name requests still awaiting their
@@ -152,6 +232,9 @@ class SessionMux:
         for request_id in stream.request_ids:
             if self._by_request.get(request_id) is stream:
                 del self._by_request[request_id]
+        for task_id, found in list(self._task_streams.items()):
+            if found is stream:
+                del self._task_streams[task_id]
         stream.end()
 
     def principal_of(self, request_id: RequestId) -> object:
@@ -174,6 +257,10 @@ class SessionMux:
             raise anyio.ClosedResourceError
         stream = self._destination(message)
         if stream is None:
+            task_id = _related_task(message)
+            if task_id is not None and _probe.decode(message).id is not None:
+                self._parked.append((task_id, message))
+                return
             logger.info("no open stream for a server message; dropped: %.200r", message)
             return
         stream.put(message)
@@ -199,6 +286,10 @@ class SessionMux:
             stream = self._by_request.get(context.request_id)
             if stream is not None:
                 return stream
+        if self._task_streams:
+            task_id = _related_task(message)
+            if task_id is not None and task_id in self._task_streams:
+                return self._task_streams[task_id]
         return self.standalone
 
     async def aclose(self) -> None:
@@ -210,5 +301,7 @@ class SessionMux:
             stream.close()
         self._by_request.clear()
         self._serving.clear()
+        self._task_streams.clear()
+        self._parked.clear()
         if self.standalone is not None:
             self.standalone.close()

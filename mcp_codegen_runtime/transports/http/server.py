@@ -302,6 +302,7 @@ class McpHttpApp:
         cancelled)."""
         for _, state in self.sessions.close_all():
             self._end(state)
+        await self.session.aclose()
         if not self._tasks:
             return
         _, pending = await asyncio.wait(set(self._tasks), timeout=CLOSE_TIMEOUT_S)
@@ -624,16 +625,14 @@ class McpHttpApp:
         if state.mux.standalone is not None:
             raise _refuse(409, "This session already has a standalone SSE stream")
         stream = ResponseStream()
-        state.mux.standalone = stream
+        state.mux.open_standalone(stream)
         try:
             with self.sessions.use(session_id, principal):
                 await _stream_events(
                     stream, receive, send, {SESSION_HEADER: session_id}
                 )
         finally:
-            if state.mux.standalone is stream:
-                state.mux.standalone = None
-            stream.end()
+            state.mux.close_standalone(stream)
 
     async def _delete(self, headers: HttpHeaders, send: Any, principal: object) -> None:
         if not self.session.legacy_versions:
