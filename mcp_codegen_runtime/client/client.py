@@ -617,10 +617,11 @@ class Client:
             params["arguments"] = dict(arguments)
         if self.accept_tasks and self._tasks_offered():
             params["_meta"] = extension_meta()
-            handle = await self._start_task(
-                params, timeout, on_progress, reset_timeout_on_progress, None
-            )
-            return await handle.result(timeout=timeout)
+            handle = await self._start_task(params, timeout, on_progress, None)
+            try:
+                return await handle.result(timeout=timeout)
+            finally:
+                handle.detach()
         return await self._request(
             "tools/call",
             params,
@@ -646,6 +647,7 @@ class Client:
         on_status: TaskStatusCallback | None,
         *,
         immediate: bool = False,
+        on_end: Callable[[], None] | None = None,
     ) -> TaskHandle:
         return TaskHandle(
             self.session,
@@ -654,6 +656,7 @@ class Client:
             on_status=on_status,
             watch=self._watch,
             immediate=immediate,
+            on_end=on_end,
         )
 
     async def _start_task(
@@ -661,35 +664,67 @@ class Client:
         params: dict[str, Any],
         timeout: float | UnsetType | None,  # noqa: ASYNC109
         on_progress: ProgressCallback | None,
-        reset_timeout_on_progress: bool | None,
         on_status: TaskStatusCallback | None,
     ) -> TaskHandle:
         """Send the task's `tools/call`; the handle of what the server made
-        of it (a finished handle for a result given at once)."""
+        of it (a finished handle for a result given at once). The progress
+        token stays valid for the task's lifetime (2025-11-25), so
+        `on_progress` hears of the task until it ends."""
         if "tools" not in self.session.server_capabilities:
             raise CapabilityError("tools/call", "tools", "server")
-        body = await self._request(
-            "tools/call",
-            params,
-            dict[str, Any],
-            timeout=timeout,
-            on_progress=on_progress or self.on_progress,
-            reset_timeout_on_progress=reset_timeout_on_progress,
-            raw=True,
-        )
+        on_progress = on_progress or self.on_progress
+        on_end: Callable[[], None] | None = None
+        if on_progress is not None:
+            on_end = self._task_progress(params, on_progress)
+        try:
+            body = await self._request(
+                "tools/call",
+                params,
+                dict[str, Any],
+                timeout=timeout,
+                reset_timeout_on_progress=False,
+                raw=True,
+            )
+            return self._handle_of(body, on_status, on_end)
+        except BaseException:
+            if on_end is not None:
+                on_end()
+            raise
+
+    def _task_progress(
+        self, params: dict[str, Any], on_progress: ProgressCallback
+    ) -> Callable[[], None]:
+        """Give the call a progress token routed to `on_progress`; what
+        drops it."""
+        token = next(self._tokens)
+        params["_meta"] = {**params.get("_meta", {}), "progressToken": token}
+        progress = self._notifications.progress
+        progress[token] = on_progress
+
+        def drop() -> None:
+            progress.pop(token, None)
+
+        return drop
+
+    def _handle_of(
+        self,
+        body: dict[str, Any],
+        on_status: TaskStatusCallback | None,
+        on_end: Callable[[], None] | None,
+    ) -> TaskHandle:
+        """The handle of a task-augmented call's answer."""
         if self.session.era == "legacy":
             task: Any = body.get("task")
             if not isinstance(task, dict):
                 raise ProtocolError(
                     "a task-augmented tools/call answered no CreateTaskResult"
                 )
-            return self._handle(
-                TaskState.from_wire(typing.cast("dict[str, Any]", task)), on_status
-            )
+            state = TaskState.from_wire(typing.cast("dict[str, Any]", task))
+            return self._handle(state, on_status, on_end=on_end)
         if body.get("resultType") == "task":
-            return self._handle(TaskState.from_wire(body), on_status)
+            return self._handle(TaskState.from_wire(body), on_status, on_end=on_end)
         done = TaskState(task_id="", status="completed", result=body)
-        return self._handle(done, on_status, immediate=True)
+        return self._handle(done, on_status, immediate=True, on_end=on_end)
 
     async def call_tool_as_task(
         self,
@@ -739,7 +774,7 @@ class Client:
             if support not in ("optional", "required"):
                 raise TaskSupportError(name, support)
             params["task"] = {} if ttl_ms is None else {"ttl": ttl_ms}
-        return await self._start_task(params, timeout, on_progress, None, on_status)
+        return await self._start_task(params, timeout, on_progress, on_status)
 
     async def _task_support(
         self, timeout: float | UnsetType | None  # noqa: ASYNC109

@@ -224,6 +224,8 @@ class TaskHandle:
         watch: where status notifications are routed to the handle.
         immediate: the server answered the call at once (2026): the handle
             is finished, `state.result` is the result.
+        on_end: called once when the task is seen to end (the client drops
+            the call's progress callback).
     """
 
     def __init__(
@@ -235,8 +237,10 @@ class TaskHandle:
         on_status: Callable[[TaskState], Awaitable[None]] | None = None,
         watch: TaskWatch | None = None,
         immediate: bool = False,
+        on_end: Callable[[], None] | None = None,
     ) -> None:
         self._session = session
+        self._on_end = on_end
         self._state = state
         self._timeout = timeout
         self._callbacks: list[Callable[[TaskState], Awaitable[None]]] = (
@@ -249,6 +253,8 @@ class TaskHandle:
         self._answered: set[str] = set()
         if watch is not None and not state.terminal:
             watch.add(self)
+        if state.terminal:
+            self._ended()
 
     @property
     def task_id(self) -> str:
@@ -277,14 +283,26 @@ class TaskHandle:
         if previous.terminal and not state.terminal:
             return
         self._state = state
-        if state.terminal and self._watch is not None:
-            self._watch.drop(self)
+        if state.terminal:
+            self._ended()
         if (state.status, state.status_message) != (
             previous.status,
             previous.status_message,
         ):
             for callback in list(self._callbacks):
                 await callback(state)
+
+    def detach(self) -> None:
+        """Stop routing status notifications and the call's progress to
+        this handle (it still polls when used)."""
+        self._ended()
+
+    def _ended(self) -> None:
+        if self._watch is not None:
+            self._watch.drop(self)
+        on_end, self._on_end = self._on_end, None
+        if on_end is not None:
+            on_end()
 
     def _limit(self, timeout: float | UnsetType | None) -> float | None:
         return self._timeout if isinstance(timeout, UnsetType) else timeout

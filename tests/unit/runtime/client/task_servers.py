@@ -11,7 +11,8 @@ wire design, for the client's task tests:
   acknowledgment, every tasks method gated on the extension, -32021 without
   it, no `tasks/list`).
 
-Tools: `slow` (ends when the test sets `release`), `quick` (2026: answered
+Tools: `slow` (ends when the test sets `release`), `steps` (2025: two
+progress notifications with the call's token, then as `slow`), `quick` (2026: answered
 at once), `fail` (a JSON-RPC error), `tool_error` (an `isError` result),
 `ask` (an elicitation, then "you said <name>"), `sample` (a sampling, then
 the sampled text), `plain` (2025: no `execution`, so no tasks).
@@ -47,6 +48,11 @@ SAMPLE = {
     "maxTokens": 5,
 }
 TOOLS_2025 = [
+    {
+        "name": "steps",
+        "inputSchema": {"type": "object"},
+        "execution": {"taskSupport": "optional"},
+    },
     {
         "name": "slow",
         "inputSchema": {"type": "object"},
@@ -251,6 +257,7 @@ class FakeTaskServer:
             "ended": anyio.Event(),
             "scope": anyio.CancelScope(),
             "statusMessage": None,
+            "progress": body.get("_meta", {}).get("progressToken"),
         }
         self.tasks[task_id] = task
         self.group.start_soon(self._work, task, body["name"], connection)
@@ -318,6 +325,18 @@ class FakeTaskServer:
     ) -> None:
         task["connection"] = connection
         with task["scope"]:
+            if name == "steps" and connection is not None:
+                for step in (1, 2):
+                    await connection.notify(
+                        "notifications/progress",
+                        {
+                            "progressToken": task["progress"],
+                            "progress": step,
+                            "total": 2,
+                        },
+                    )
+                await self.release.wait()
+                await self._set(task, status="completed", result=text("stepped"))
             if name == "slow":
                 await self.release.wait()
                 await self._set(task, status="completed", result=text("done"))

@@ -428,3 +428,46 @@ async def test_a_tasks_get_about_another_task_is_a_protocol_error() -> None:
         server.tasks["task-1"]["taskId"] = "task-9"
         with pytest.raises(ProtocolError, match="answered task task-9"):
             await handle.status()
+
+
+@pytest.mark.anyio
+async def test_progress_of_a_task_reaches_the_callback_until_it_ends() -> None:
+    """2025-11-25: the call's progress token stays valid for the task's
+    lifetime; the callback is dropped once the task has ended."""
+    heard: list[float] = []
+    both = anyio.Event()
+
+    async def on_progress(
+        progress: float, total: float | None, message: str | None
+    ) -> None:
+        heard.append(progress)
+        if len(heard) == 2:
+            both.set()
+
+    async with connected("legacy") as (server, client):
+        handle = await client.call_tool_as_task("steps", on_progress=on_progress)
+        await both.wait()  # sent after the CreateTaskResult
+        progress = client._notifications.progress  # pyright: ignore[reportPrivateUsage]
+        assert len(progress) == 1
+        server.release.set()
+        assert text_of(await handle.result()) == "stepped"
+        assert heard == [1, 2]
+        assert progress == {}
+        call = next(body for method, body in server.seen if method == "tools/call")
+        assert "progressToken" in call["_meta"]
+
+
+@pytest.mark.anyio
+async def test_a_transparent_wait_drops_its_progress_callback_even_on_timeout() -> None:
+    async def on_progress(
+        progress: float, total: float | None, message: str | None
+    ) -> None:
+        pass
+
+    async with connected("modern", accept_tasks=True) as (_, client):
+        with pytest.raises(RequestTimeoutError):
+            await client.call_tool("slow", timeout=0.1, on_progress=on_progress)
+        assert (
+            client._notifications.progress == {}
+        )  # pyright: ignore[reportPrivateUsage]
+        assert client._watch.handles == {}  # pyright: ignore[reportPrivateUsage]
