@@ -104,6 +104,7 @@ class FakeTaskServer:
         capabilities: what the server declares.
         poll_interval_ms: suggested to the client.
         notify: (legacy) send `notifications/tasks/status` on each change.
+        overrides: method -> the answer to give instead (hostile answers).
     """
 
     def __init__(self, era: str, group: TaskGroup) -> None:
@@ -116,6 +117,7 @@ class FakeTaskServer:
         self.ids = itertools.count(1)
         self.poll_interval_ms = 5
         self.notify = True
+        self.overrides: dict[str, Any] = {}
         if era == "legacy":
             self.capabilities: dict[str, Any] = {
                 "tools": {},
@@ -145,6 +147,8 @@ class FakeTaskServer:
         self.received = anyio.Event()
         if method.startswith("notifications/"):
             return None
+        if method in self.overrides:
+            return json.dumps(self.overrides[method]).encode()
         found = await (self._legacy if self.era == "legacy" else self._modern)(
             method, body
         )

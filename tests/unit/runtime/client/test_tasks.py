@@ -471,3 +471,31 @@ async def test_a_transparent_wait_drops_its_progress_callback_even_on_timeout() 
             client._notifications.progress == {}
         )  # pyright: ignore[reportPrivateUsage]
         assert client._watch.handles == {}  # pyright: ignore[reportPrivateUsage]
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize(
+    ("era", "method", "answer"),
+    [
+        ("legacy", "tools/call", {"content": []}),
+        ("legacy", "tools/call", {"task": "t"}),
+        ("legacy", "tools/call", {"task": {"taskId": "t", "status": "asleep"}}),
+        ("modern", "tools/call", {"resultType": "task", "status": "working"}),
+        ("modern", "tasks/get", {"taskId": "task-1", "resultType": "complete"}),
+        ("legacy", "tasks/list", {"tasks": "none"}),
+    ],
+)
+async def test_a_malformed_task_answer_is_a_protocol_error(
+    era: str, method: str, answer: Any
+) -> None:
+    async with connected(era) as (server, client):
+        if method != "tools/call":
+            handle = await client.call_tool_as_task("slow")
+        server.overrides[method] = answer
+        with pytest.raises(ProtocolError):
+            if method == "tools/call":
+                await client.call_tool_as_task("slow")
+            elif method == "tasks/get":
+                await handle.status()
+            else:
+                await client.list_tasks()
