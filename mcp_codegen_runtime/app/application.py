@@ -80,6 +80,7 @@ from .tools import TASK_STARTS, TASK_SUPPORT, ToolSpec
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Mapping, Sequence
 
+    from mcp_codegen_runtime.protocol.extensions import Extension
     from mcp_codegen_runtime.protocol.session import ServerSession
     from mcp_codegen_runtime.stores.tasks import TaskRecord, TaskStore
 
@@ -152,6 +153,8 @@ class App:
         self.tasks = TaskManager(task_store, **(task_options or {}))
         """Runs the tools called as tasks (both eras)."""
         self.tasks.add_listener(self._task_changed)
+        self.extensions: list[Extension] = []
+        """Extensions offered besides tasks (see `add_extension`)."""
 
     # -- registration --
 
@@ -278,6 +281,12 @@ class App:
             return func
 
         return register
+
+    def add_extension(self, extension: Extension) -> None:
+        """Offer an extension (SEP-2133): its settings are advertised under
+        `capabilities.extensions` to 2026 clients, its methods served to the
+        requests that negotiated it (see `protocol.extensions`)."""
+        self.extensions.append(extension)
 
     def remove_tool(self, name: str) -> None:
         """Unregister a tool (KeyError when there is none of that name)."""
@@ -713,6 +722,7 @@ class App:
             task_requests=("tools/call",) if self.task_tools() else (),
             task_support=self.task_support,
             task_start=self.task_start,
+            extensions=self.extensions,
         )
 
     def asgi(self, **options: Any) -> Any:

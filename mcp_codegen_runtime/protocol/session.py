@@ -53,6 +53,11 @@ Decisions worth knowing:
 - A handler asks the client for input with `client_requests.request_client`,
   one call for both eras: a request over the connection (legacy), or an
   `InputRequiredResult` round with a sealed `requestState` (modern).
+- Tasks (`tasks=`, a `TaskManager`): at 2025-11-25, a request for a method in
+  `task_requests` carrying `params.task` runs its handler in a task and is
+  answered `CreateTaskResult`; the session answers `tasks/get`,
+  `tasks/result`, `tasks/list` and `tasks/cancel` itself (`tasks/wire2025.py`)
+  for the task's owner (the principal, else this connection).
 """
 
 from __future__ import annotations

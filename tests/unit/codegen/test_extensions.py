@@ -83,3 +83,20 @@ def test_saving_the_manifest_keeps_the_extensions(tmp_path: Path) -> None:
     manifest = load_manifest(tmp_path)
     manifest.with_hash("draft", "0" * 64).save()
     assert load_manifest(tmp_path).extensions == manifest.extensions
+
+
+def test_check_reports_a_stale_extension_module(tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from mcp_codegen.cli import main
+    from tests.conftest import GENERATED_DIR
+
+    out = tmp_path / "generated"
+    shutil.copytree(GENERATED_DIR, out, ignore=shutil.ignore_patterns("__pycache__"))
+    target = out / EXTENSIONS_PACKAGE / "io_modelcontextprotocol_tasks" / "types.py"
+    target.write_text(target.read_text().replace("class Task(", "class Tusk(", 1))
+    result = CliRunner().invoke(
+        main, ["check", "--schema-dir", str(SCHEMA_DIR), "--out", str(out)]
+    )
+    assert result.exit_code == 1
+    assert "+class Task(" in result.output

@@ -21,6 +21,7 @@ from mcp_codegen_runtime.app import App, Context
 from mcp_codegen_runtime.app.context import elicit_params
 from mcp_codegen_runtime.errors import ErrorCode, RpcError
 from mcp_codegen_runtime.jsonrpc.connection import Connection
+from mcp_codegen_runtime.protocol.extensions import Extension
 from mcp_codegen_runtime.protocol.tasks_extension import TASKS, detailed
 from mcp_codegen_runtime.stores.tasks import TaskRecord
 from mcp_codegen_runtime.transports import memory_pair
@@ -403,3 +404,15 @@ async def test_asking_for_task_status_needs_the_extension() -> None:
         )
     assert refused.code == -32021
     assert refused.data == {"requiredCapabilities": {"extensions": {TASKS: {}}}}
+
+
+@pytest.mark.anyio
+async def test_an_app_offers_another_extension_beside_tasks() -> None:
+    fixture = Fixture()
+    fixture.app.add_extension(Extension("io.modelcontextprotocol/ui", settings={}))
+    async with serving(fixture) as client:
+        found = await ask(client, "server/discover")
+    assert found["capabilities"]["extensions"] == {
+        "io.modelcontextprotocol/ui": {},
+        TASKS: {},
+    }
