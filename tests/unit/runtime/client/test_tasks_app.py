@@ -1,6 +1,6 @@
-"""`Client` tasks against our `App` serving the 2026-07-28 tasks extension
-(branch tasks-ext): in this process over the memory transport, and over
-Streamable HTTP."""
+"""`Client` tasks against our `App`, which serves 2025-11-25 core tasks and
+the 2026-07-28 tasks extension (branches tasks-core and tasks-ext): in this
+process over the memory transport, and over Streamable HTTP."""
 
 from __future__ import annotations
 
@@ -13,7 +13,11 @@ import pytest
 
 from mcp_codegen_runtime import Client
 from mcp_codegen_runtime.app import App, Context
-from mcp_codegen_runtime.client.tasks import TaskCancelledError, TaskState
+from mcp_codegen_runtime.client.tasks import (
+    TaskCancelledError,
+    TaskState,
+    TaskSupportError,
+)
 from mcp_codegen_runtime.errors import (
     CapabilityError,
     RequestTimeoutError,
@@ -24,6 +28,7 @@ from mcp_codegen_types import latest
 from tests.unit.runtime.transports.http.test_http_client import serving
 
 LIMIT = 10.0
+ERAS = ["2025-11-25", "2026-07-28"]
 SCHEMA = {"type": "object", "properties": {"name": {"type": "string"}}}
 
 
@@ -88,11 +93,13 @@ async def elicitation(params: latest.ElicitRequestParams) -> latest.ElicitResult
 
 
 @asynccontextmanager
-async def connected(target: Any = None, **options: Any) -> AsyncGenerator[Client]:
+async def connected(
+    target: Any = None, version: str = "2026-07-28", **options: Any
+) -> AsyncGenerator[Client]:
     with anyio.fail_after(LIMIT):
         async with Client(
             task_app() if target is None else target,
-            versions=["2026-07-28"],
+            versions=[version],
             cache=None,
             sampling=sampling,
             elicitation=elicitation,
@@ -106,13 +113,14 @@ def text_of(result: Any) -> str:
 
 
 @pytest.mark.anyio
-async def test_a_task_tool_call_becomes_a_task() -> None:
+@pytest.mark.parametrize("version", ERAS)
+async def test_a_task_tool_call_becomes_a_task(version: str) -> None:
     seen: list[str] = []
 
     async def on_status(state: TaskState) -> None:
         seen.append(state.status)
 
-    async with connected() as client:
+    async with connected(version=version) as client:
         handle = await client.call_tool_as_task(
             "slow", {"seconds": 0.2}, on_status=on_status
         )
@@ -129,6 +137,13 @@ async def test_a_plain_tool_is_answered_at_once() -> None:
         handle = await client.call_tool_as_task("echo", {"message": "hi"})
         assert handle.immediate
         assert text_of(await handle.result()) == "hi"
+
+
+@pytest.mark.anyio
+async def test_a_plain_tool_is_no_2025_task() -> None:
+    async with connected(version="2025-11-25") as client:
+        with pytest.raises(TaskSupportError):
+            await client.call_tool_as_task("echo", {"message": "hi"})
 
 
 @pytest.mark.anyio
@@ -149,37 +164,44 @@ async def test_without_accept_tasks_call_tool_runs_plain_or_is_refused() -> None
 
 
 @pytest.mark.anyio
+@pytest.mark.parametrize("version", ERAS)
 @pytest.mark.parametrize(
     ("tool", "expected"), [("ask", "hello Ada"), ("haiku", "an old pond")]
 )
 async def test_input_inside_the_task_is_answered_by_the_callbacks(
-    tool: str, expected: str
+    version: str, tool: str, expected: str
 ) -> None:
     seen: list[str] = []
 
     async def on_status(state: TaskState) -> None:
         seen.append(state.status)
 
-    async with connected() as client:
+    async with connected(version=version) as client:
         handle = await client.call_tool_as_task(tool, on_status=on_status)
         assert text_of(await handle.result()) == expected
         assert seen[-1] == "completed"
 
 
 @pytest.mark.anyio
-async def test_failures_in_the_task() -> None:
-    async with connected() as client:
+@pytest.mark.parametrize("version", ERAS)
+async def test_failures_in_the_task(version: str) -> None:
+    async with connected(version=version) as client:
         with pytest.raises(RpcError) as failed:
             await (await client.call_tool_as_task("broken")).result()
         assert (failed.value.code, failed.value.data) == (-32050, {"why": "test"})
-        result = await (await client.call_tool_as_task("oops")).result()
+        handle = await client.call_tool_as_task("oops")
+        result = await handle.result()
         assert result.is_error is True
         assert "bad input" in text_of(result)
+        # 2025-11-25 fails the task of an isError result; SEP-2663 completes it.
+        expected = "failed" if version == "2025-11-25" else "completed"
+        assert handle.state.status == expected
 
 
 @pytest.mark.anyio
-async def test_cancel_timeout_unknown_and_no_list() -> None:
-    async with connected() as client:
+@pytest.mark.parametrize("version", ERAS)
+async def test_cancel_timeout_unknown_and_list(version: str) -> None:
+    async with connected(version=version) as client:
         handle = await client.call_tool_as_task("slow", {"seconds": 30})
         with pytest.raises(RequestTimeoutError):
             await handle.wait(timeout=0.1)
@@ -189,16 +211,24 @@ async def test_cancel_timeout_unknown_and_no_list() -> None:
         with pytest.raises(RpcError) as unknown:
             await client.task("no-such-task").status()
         assert unknown.value.code == -32602
-        with pytest.raises(CapabilityError):
-            await client.list_tasks()
+        if version == "2026-07-28":
+            with pytest.raises(CapabilityError):
+                await client.list_tasks()
+            return
+        listed = {t.task_id: t.status for t in (await client.list_tasks()).tasks}
+        assert listed[handle.task_id] == "cancelled"
 
 
 @pytest.mark.anyio
-async def test_tasks_over_streamable_http() -> None:
+@pytest.mark.parametrize("version", ERAS)
+async def test_tasks_over_streamable_http(version: str) -> None:
     with serving(McpHttpApp(task_app().session())) as served:
-        async with connected(served.url, accept_tasks=True) as client:
+        async with connected(served.url, version, accept_tasks=True) as client:
             handle = await client.call_tool_as_task("slow", {"seconds": 0.1})
             assert not handle.immediate
             assert text_of(await handle.result()) == "slept 0.1"
-            assert text_of(await client.call_tool("ask")) == "hello Ada"
-            assert text_of(await client.call_tool("haiku")) == "an old pond"
+            for tool, expected in (("ask", "hello Ada"), ("haiku", "an old pond")):
+                asked = await client.call_tool_as_task(tool)
+                assert text_of(await asked.result()) == expected
+            if version == "2026-07-28":
+                assert text_of(await client.call_tool("ask")) == "hello Ada"
