@@ -58,6 +58,7 @@ from .listen import Listen
 from .listings import ListCache
 from .targets import Target, cache_key_of, open_session
 from .task_host import TaskHost, host_capabilities
+from .task_wire import RawPage, created, declared, task_page, task_supports
 from .tasks import (
     TASKS_EXTENSION,
     TaskHandle,
@@ -685,7 +686,8 @@ class Client:
                 reset_timeout_on_progress=False,
                 raw=True,
             )
-            return self._handle_of(body, on_status, on_end)
+            state, immediate = created(self.session.era, body)
+            return self._handle(state, on_status, immediate=immediate, on_end=on_end)
         except BaseException:
             if on_end is not None:
                 on_end()
@@ -705,26 +707,6 @@ class Client:
             progress.pop(token, None)
 
         return drop
-
-    def _handle_of(
-        self,
-        body: dict[str, Any],
-        on_status: TaskStatusCallback | None,
-        on_end: Callable[[], None] | None,
-    ) -> TaskHandle:
-        """The handle of a task-augmented call's answer."""
-        if self.session.era == "legacy":
-            task: Any = body.get("task")
-            if not isinstance(task, dict):
-                raise ProtocolError(
-                    "a task-augmented tools/call answered no CreateTaskResult"
-                )
-            state = TaskState.from_wire(typing.cast("dict[str, Any]", task))
-            return self._handle(state, on_status, on_end=on_end)
-        if body.get("resultType") == "task":
-            return self._handle(TaskState.from_wire(body), on_status, on_end=on_end)
-        done = TaskState(task_id="", status="completed", result=body)
-        return self._handle(done, on_status, immediate=True, on_end=on_end)
 
     async def call_tool_as_task(
         self,
@@ -764,7 +746,7 @@ class Client:
                 )
             params["_meta"] = extension_meta()
         else:
-            if not _declared(
+            if not declared(
                 session.server_capabilities, "tasks", "requests", "tools", "call"
             ):
                 raise CapabilityError(
@@ -792,15 +774,10 @@ class Client:
             body = await self.session.request_raw(
                 "tools/list", params, timeout=self._limit(timeout)
             )
-            return _RawPage(body)
+            return RawPage(body)
 
         async for listed in self._pages(page):
-            for entry in _objects(listed.body.get("tools")):
-                execution = _objects([entry.get("execution")])
-                support = execution[0].get("taskSupport") if execution else None
-                found[str(entry.get("name"))] = (
-                    support if isinstance(support, str) else "forbidden"
-                )
+            found |= task_supports(listed.body)
         self._lists.put("task_support", list(found.items()), self._keep_for("tools", 0))
         return found
 
@@ -831,19 +808,13 @@ class Client:
                 "tasks.list (the 2026 tasks extension has no tasks/list)",
                 "server",
             )
-        if not _declared(session.server_capabilities, "tasks", "list"):
+        if not declared(session.server_capabilities, "tasks", "list"):
             raise CapabilityError("tasks/list", "tasks.list", "server")
         params = {} if cursor is None else {"cursor": cursor}
         body = await session.request_raw(
             "tasks/list", params, timeout=self._limit(timeout)
         )
-        if not isinstance(body.get("tasks"), list):
-            raise ProtocolError("tasks/list answered no list of tasks")
-        next_cursor: Any = body.get("nextCursor")
-        return TaskPage(
-            [TaskState.from_wire(t) for t in _objects(body.get("tasks"))],
-            next_cursor if isinstance(next_cursor, str) and next_cursor else None,
-        )
+        return task_page(body)
 
     async def read_resource(
         self,
@@ -950,40 +921,6 @@ class Client:
         modern server, which has no ping)."""
         method = "server/discover" if self.session.era == "modern" else "ping"
         await self._request(method, {}, dict, timeout=timeout)
-
-
-class _RawPage:
-    """A page as builtins, for `_pages`."""
-
-    def __init__(self, body: dict[str, Any]) -> None:
-        self.body = body
-
-    @property
-    def next_cursor(self) -> str | UnsetType:
-        cursor: Any = self.body.get("nextCursor")
-        return cursor if isinstance(cursor, str) else UNSET
-
-    @property
-    def ttl_ms(self) -> int:
-        return 0
-
-
-def _objects(value: object) -> list[dict[str, Any]]:
-    """The JSON objects of a JSON array (nothing when `value` is no array)."""
-    if not isinstance(value, list):
-        return []
-    items = typing.cast("Sequence[object]", value)
-    return [typing.cast("dict[str, Any]", i) for i in items if isinstance(i, dict)]
-
-
-def _declared(capabilities: Mapping[str, Any], *path: str) -> bool:
-    """Whether the nested capability at `path` is declared (an object)."""
-    found: Any = capabilities
-    for key in path:
-        if not isinstance(found, dict):
-            return False
-        found = typing.cast("dict[str, Any]", found).get(key)
-    return isinstance(found, dict)
 
 
 def _next(cursor: str | UnsetType | None) -> str | None:
