@@ -132,8 +132,8 @@ class Notifications:
     """The connection's handler wrapped: progress of a call in flight goes to
     its callback, log messages to `on_log`, list changes to `on_list_changed`
     (then to `inner`), resource updates to `on_resource_updated`, task
-    statuses to `on_task_status`, 2026 acknowledgments to `listen`, the rest
-    to `inner`. A notification of a
+    statuses to `on_task_status` (then to `inner`), 2026 acknowledgments to
+    `listen`, the rest to `inner`. A notification of a
     2026 subscription that is no longer current is dropped."""
 
     def __init__(
@@ -176,10 +176,9 @@ class Notifications:
             try:
                 status: Any = msgspec.json.decode(params or b"{}")
             except msgspec.DecodeError:
-                return None
+                status = None
             if isinstance(status, dict):
                 await self.on_task_status(typing.cast("dict[str, Any]", status))
-            return None
         if method == ACKNOWLEDGED and self.listen is not None:
             self.listen.acknowledged(params)
             return None

@@ -499,3 +499,31 @@ async def test_a_malformed_task_answer_is_a_protocol_error(
                 await handle.status()
             else:
                 await client.list_tasks()
+
+
+class StatusHandlers(v2025_11_25.ClientHandlers):
+    """User handlers that also listen for task statuses."""
+
+    def __init__(self) -> None:
+        self.heard: list[str] = []
+        self.completed = anyio.Event()
+
+    async def notifications_tasks_status(
+        self, params: v2025_11_25.TaskStatusNotificationParams
+    ) -> None:
+        self.heard.append(params.status)
+        if params.status == "completed":
+            self.completed.set()
+
+
+@pytest.mark.anyio
+async def test_status_notifications_still_reach_the_users_handlers() -> None:
+    handlers = StatusHandlers()
+    statuses = Statuses()
+    async with connected("legacy", handlers=handlers) as (server, client):
+        handle = await client.call_tool_as_task("slow", on_status=statuses)
+        server.release.set()
+        await handle.result()
+        await handlers.completed.wait()
+    assert statuses.seen[-1] == "completed"
+    assert handlers.heard[-1] == "completed"
