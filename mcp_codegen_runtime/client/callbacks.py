@@ -57,6 +57,8 @@ T = TypeVar("T")
 PROGRESS = "notifications/progress"
 MESSAGE = "notifications/message"
 RESOURCE_UPDATED = "notifications/resources/updated"
+TASK_STATUS = frozenset({"notifications/tasks/status", "notifications/tasks"})
+"""A task's status: 2025-11-25's notification, and the 2026 extension's."""
 
 
 def callback_handlers(
@@ -129,8 +131,9 @@ class _Updated(msgspec.Struct):
 class Notifications:
     """The connection's handler wrapped: progress of a call in flight goes to
     its callback, log messages to `on_log`, list changes to `on_list_changed`
-    (then to `inner`), resource updates to `on_resource_updated`, 2026
-    acknowledgments to `listen`, the rest to `inner`. A notification of a
+    (then to `inner`), resource updates to `on_resource_updated`, task
+    statuses to `on_task_status` (then to `inner`), 2026 acknowledgments to
+    `listen`, the rest to `inner`. A notification of a
     2026 subscription that is no longer current is dropped."""
 
     def __init__(
@@ -145,6 +148,7 @@ class Notifications:
         self.on_list_changed = on_list_changed
         self.on_resource_updated = on_resource_updated
         self.listen: Listen | None = None
+        self.on_task_status: Callable[[dict[str, Any]], Awaitable[None]] | None = None
         self.progress: dict[str | int, ProgressCallback] = {}
 
     async def __call__(self, method: str, params: bytes | None) -> bytes | None:
@@ -168,6 +172,13 @@ class Notifications:
             body: Any = msgspec.json.decode(params)
             await self.on_log(_fitted(body, latest.LoggingMessageNotificationParams))
             return None
+        if method in TASK_STATUS and self.on_task_status is not None:
+            try:
+                status: Any = msgspec.json.decode(params or b"{}")
+            except msgspec.DecodeError:
+                status = None
+            if isinstance(status, dict):
+                await self.on_task_status(typing.cast("dict[str, Any]", status))
         if method == ACKNOWLEDGED and self.listen is not None:
             self.listen.acknowledged(params)
             return None

@@ -24,6 +24,7 @@ from __future__ import annotations
 import itertools
 import logging
 import math
+import typing
 from contextlib import AsyncExitStack
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeVar
@@ -56,6 +57,18 @@ from .callbacks import (
 from .listen import Listen
 from .listings import ListCache
 from .targets import Target, cache_key_of, open_session
+from .task_host import TaskHost, host_capabilities
+from .task_wire import RawPage, created, declared, task_page, task_supports
+from .tasks import (
+    TASKS_EXTENSION,
+    TaskHandle,
+    TaskPage,
+    TaskState,
+    TaskStatusCallback,
+    TaskSupportError,
+    TaskWatch,
+    extension_meta,
+)
 
 if TYPE_CHECKING:
     import os
@@ -64,6 +77,8 @@ if TYPE_CHECKING:
     from typing import Self
 
     import httpx
+
+    from mcp_codegen_runtime.stores.tasks import TaskStore
 
 __all__ = [
     "DEFAULT_PROBE_TIMEOUT",
@@ -150,6 +165,13 @@ class Client:
         log_level: the level of log messages asked for.
         sampling, elicitation, roots: answer the server's requests.
         handlers: `ClientHandlers` (any revision) answering them instead.
+        accept_tasks: on a 2026 server offering the tasks extension, every
+            `call_tool` declares it, so the server may answer with a task;
+            `call_tool` then waits for the task's result (see `tasks`).
+        host_tasks: on a 2025-11-25 server, declare `tasks.requests` for
+            the `sampling` and `elicitation` callbacks given, so the server
+            may send them as tasks (run in the background; see `TaskHost`).
+        task_store: where hosted tasks are kept (default: in memory).
         cache: remembers what each target spoke (default: one per process).
         env, cwd, stderr: for command targets (see `stdio_client`).
     """
@@ -175,6 +197,9 @@ class Client:
         elicitation: ElicitationCallback | None = None,
         roots: RootsOption | None = None,
         handlers: Handlers | Sequence[Handlers] | None = None,
+        accept_tasks: bool = False,
+        host_tasks: bool = False,
+        task_store: TaskStore | None = None,
         cache: VersionCache | None = VERSION_CACHE,
         env: Mapping[str, str] | None = None,
         cwd: str | os.PathLike[str] | None = None,
@@ -185,6 +210,19 @@ class Client:
         self.on_progress = on_progress
         self.reset_timeout_on_progress = reset_timeout_on_progress
         own = callback_handlers(sampling=sampling, elicitation=elicitation, roots=roots)
+        hosted = {
+            method
+            for method, given in (
+                ("sampling/createMessage", sampling),
+                ("elicitation/create", elicitation),
+            )
+            if given is not None
+        }
+        self.accept_tasks = accept_tasks
+        self._hosted = hosted if host_tasks else set[str]()
+        self._task_store = task_store
+        self._host: TaskHost | None = None
+        self._watch = TaskWatch()
         given: list[Handlers] = []
         if isinstance(handlers, Handlers):
             given = [handlers]
@@ -199,6 +237,7 @@ class Client:
             "initialize_timeout": timeout,
             "request_timeout": timeout,
             "log_level": log_level,
+            "capabilities": host_capabilities(hosted) if host_tasks else None,
             "cache": cache,
             "cache_key": cache_key_of(target) if cache is not None else None,
         }
@@ -230,7 +269,15 @@ class Client:
                 open_session(self.target, self._options, **self._connect)
             )
             self._notifications.inner = session.connection.handler
+            self._notifications.on_task_status = self._watch.notified
             session.connection.handler = self._notifications
+            inner = self._notifications.inner
+            if self._hosted and session.era == "legacy" and inner is not None:
+                host = TaskHost(inner, self._hosted, self._task_store)
+                group = await stack.enter_async_context(anyio.create_task_group())
+                stack.callback(group.cancel_scope.cancel)  # runs first on exit
+                host.start(group, session.connection.notify)
+                self._host = self._notifications.inner = host
             self._session = session
             self._capabilities = _fitted(
                 session.server_capabilities, latest.ServerCapabilities
@@ -323,17 +370,26 @@ class Client:
         timeout: float | UnsetType | None = UNSET,  # noqa: ASYNC109
         on_progress: ProgressCallback | None = None,
         reset_timeout_on_progress: bool | None = None,
+        raw: bool = False,
     ) -> T:
         session = self.session
         limit = self._limit(timeout)
+
+        async def send(body: Any, limit: float | None) -> T:
+            if raw:
+                return typing.cast(
+                    "T", await session.request_raw(method, body, timeout=limit)
+                )
+            found: T = await session.request(method, body, result_type, timeout=limit)
+            return found
+
         reset = (
             self.reset_timeout_on_progress
             if reset_timeout_on_progress is None
             else reset_timeout_on_progress
         )
         if on_progress is None and not reset:
-            found: T = await session.request(method, params, result_type, timeout=limit)
-            return found
+            return await send(params, limit)
         token = next(self._tokens)
         body = dict(params or {})
         meta: dict[str, Any] = {**body.get("_meta", {}), "progressToken": token}
@@ -352,10 +408,7 @@ class Client:
 
             self._notifications.progress[token] = progressed
             try:
-                answered: T = await session.request(
-                    method, body, result_type, timeout=None
-                )
-                return answered
+                return await send(body, None)
             finally:
                 del self._notifications.progress[token]
         assert limit is not None
@@ -550,14 +603,26 @@ class Client:
     ) -> latest.CallToolResult:
         """Call a tool; a tool's own failure is a result with `is_error`.
 
+        With `accept_tasks`, a 2026 server may answer with a task: the call
+        then waits (within the same `timeout`) for the task's result.
+
         Raises:
             CapabilityError: the server offers no tools.
-            RpcError: the server refused the call (e.g. an unknown tool).
+            RpcError: the server refused the call (e.g. an unknown tool), or
+                the task it made of the call failed with this error.
+            TaskCancelledError: the task was cancelled.
             RequestTimeoutError: no result within the timeout.
         """
         params: dict[str, Any] = {"name": name}
         if arguments is not None:
             params["arguments"] = dict(arguments)
+        if self.accept_tasks and self._tasks_offered():
+            params["_meta"] = extension_meta()
+            handle = await self._start_task(params, timeout, on_progress, None)
+            try:
+                return await handle.result(timeout=timeout)
+            finally:
+                handle.detach()
         return await self._request(
             "tools/call",
             params,
@@ -566,6 +631,190 @@ class Client:
             on_progress=on_progress or self.on_progress,
             reset_timeout_on_progress=reset_timeout_on_progress,
         )
+
+    # -- tasks --
+
+    def _tasks_offered(self) -> bool:
+        """Whether the 2026 server offers the tasks extension."""
+        session = self.session
+        if session.era != "modern":
+            return False
+        extensions: Any = session.server_capabilities.get("extensions")
+        return isinstance(extensions, dict) and TASKS_EXTENSION in extensions
+
+    def _handle(
+        self,
+        state: TaskState,
+        on_status: TaskStatusCallback | None,
+        *,
+        immediate: bool = False,
+        on_end: Callable[[], None] | None = None,
+    ) -> TaskHandle:
+        return TaskHandle(
+            self.session,
+            state,
+            timeout=self.timeout,
+            on_status=on_status,
+            watch=self._watch,
+            immediate=immediate,
+            on_end=on_end,
+        )
+
+    async def _start_task(
+        self,
+        params: dict[str, Any],
+        timeout: float | UnsetType | None,  # noqa: ASYNC109
+        on_progress: ProgressCallback | None,
+        on_status: TaskStatusCallback | None,
+    ) -> TaskHandle:
+        """Send the task's `tools/call`; the handle of what the server made
+        of it (a finished handle for a result given at once). The progress
+        token stays valid for the task's lifetime (2025-11-25), so
+        `on_progress` hears of the task until it ends."""
+        if "tools" not in self.session.server_capabilities:
+            raise CapabilityError("tools/call", "tools", "server")
+        on_progress = on_progress or self.on_progress
+        on_end: Callable[[], None] | None = None
+        if on_progress is not None:
+            on_end = self._task_progress(params, on_progress)
+        try:
+            body = await self._request(
+                "tools/call",
+                params,
+                dict[str, Any],
+                timeout=timeout,
+                reset_timeout_on_progress=False,
+                raw=True,
+            )
+            state, immediate = created(self.session.era, body)
+            return self._handle(state, on_status, immediate=immediate, on_end=on_end)
+        except BaseException:
+            if on_end is not None:
+                on_end()
+            raise
+
+    def _task_progress(
+        self, params: dict[str, Any], on_progress: ProgressCallback
+    ) -> Callable[[], None]:
+        """Give the call a progress token routed to `on_progress`; what
+        drops it."""
+        token = next(self._tokens)
+        params["_meta"] = {**params.get("_meta", {}), "progressToken": token}
+        progress = self._notifications.progress
+        progress[token] = on_progress
+
+        def drop() -> None:
+            progress.pop(token, None)
+
+        return drop
+
+    async def call_tool_as_task(
+        self,
+        name: str,
+        arguments: Mapping[str, Any] | None = None,
+        *,
+        ttl_ms: int | None = None,
+        on_status: TaskStatusCallback | None = None,
+        timeout: float | UnsetType | None = UNSET,  # noqa: ASYNC109
+        on_progress: ProgressCallback | None = None,
+    ) -> TaskHandle:
+        """Start a tool call as a task; its `TaskHandle` (poll, wait, fetch
+        the result, cancel).
+
+        2025-11-25: a task-augmented `tools/call` (`task: {ttl}`), sent only
+        when the server declares `tasks.requests.tools.call` and the tool's
+        `execution.taskSupport` is `optional` or `required`. 2026: the call
+        declares the tasks extension and the server decides; a result given
+        at once makes a finished handle (`handle.immediate`). `timeout`
+        bounds the call that starts the task; the handle's waits take their
+        own.
+
+        Raises:
+            CapabilityError: the server offers no tools, or no tasks
+                (`TaskSupportError`: the tool does not run as a task).
+            RpcError: the server refused the call.
+            RequestTimeoutError: no answer within the timeout.
+        """
+        params: dict[str, Any] = {"name": name}
+        if arguments is not None:
+            params["arguments"] = dict(arguments)
+        session = self.session
+        if session.era == "modern":
+            if not self._tasks_offered():
+                raise CapabilityError(
+                    "tools/call", f"extensions.{TASKS_EXTENSION}", "server"
+                )
+            params["_meta"] = extension_meta()
+        else:
+            if not declared(
+                session.server_capabilities, "tasks", "requests", "tools", "call"
+            ):
+                raise CapabilityError(
+                    "tools/call", "tasks.requests.tools.call", "server"
+                )
+            support = (await self._task_support(timeout)).get(name)
+            if support not in ("optional", "required"):
+                raise TaskSupportError(name, support)
+            params["task"] = {} if ttl_ms is None else {"ttl": ttl_ms}
+        return await self._start_task(params, timeout, on_progress, on_status)
+
+    async def _task_support(
+        self, timeout: float | UnsetType | None  # noqa: ASYNC109
+    ) -> dict[str, str]:
+        """Each tool's 2025-11-25 `execution.taskSupport` ("forbidden" when
+        absent), read from `tools/list` as the wire has it (the newest
+        revision's `Tool` has no `execution`), cached like the tool list."""
+        cached = self._lists.get("task_support")
+        if cached is not None:
+            return dict(cached)
+        found: dict[str, str] = {}
+
+        async def page(cursor: str | None) -> Any:
+            params = {} if cursor is None else {"cursor": cursor}
+            body = await self.session.request_raw(
+                "tools/list", params, timeout=self._limit(timeout)
+            )
+            return RawPage(body)
+
+        async for listed in self._pages(page):
+            found |= task_supports(listed.body)
+        self._lists.put("task_support", list(found.items()), self._keep_for("tools", 0))
+        return found
+
+    def task(
+        self, task_id: str, *, on_status: TaskStatusCallback | None = None
+    ) -> TaskHandle:
+        """A handle on a task started before (e.g. by another process, its
+        id kept): nothing is sent until it is used."""
+        return self._handle(TaskState(task_id=task_id, status="working"), on_status)
+
+    async def list_tasks(
+        self,
+        cursor: str | None = None,
+        *,
+        timeout: float | UnsetType | None = UNSET,  # noqa: ASYNC109
+    ) -> TaskPage:
+        """One page of the server's tasks (`tasks/list`, 2025-11-25).
+
+        Raises:
+            CapabilityError: the server does not declare `tasks.list`; on a
+                2026 server always (the tasks extension has no `tasks/list`).
+            RpcError: the server refused (a bad cursor: -32602).
+        """
+        session = self.session
+        if session.era == "modern":
+            raise CapabilityError(
+                "tasks/list",
+                "tasks.list (the 2026 tasks extension has no tasks/list)",
+                "server",
+            )
+        if not declared(session.server_capabilities, "tasks", "list"):
+            raise CapabilityError("tasks/list", "tasks.list", "server")
+        params = {} if cursor is None else {"cursor": cursor}
+        body = await session.request_raw(
+            "tasks/list", params, timeout=self._limit(timeout)
+        )
+        return task_page(body)
 
     async def read_resource(
         self,

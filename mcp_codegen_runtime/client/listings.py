@@ -16,12 +16,16 @@ LIST_CHANGED = {
 }
 """Each list_changed notification and the kind of list it makes stale."""
 
-_KINDS: dict[str, tuple[str, ...]] = {"resources": ("resources", "templates")}
+_KINDS: dict[str, tuple[str, ...]] = {
+    "resources": ("resources", "templates"),
+    "tools": ("tools", "task_support"),
+}
 """The listings a list_changed makes stale, where they are more than its own."""
 
 
 class ListCache:
-    """Listings by kind ("tools", "prompts", "resources", "templates")."""
+    """Listings by kind ("tools", "prompts", "resources", "templates", and
+    "task_support": each tool's 2025-11-25 `execution.taskSupport`)."""
 
     def __init__(self) -> None:
         self._kept: dict[str, tuple[float, list[Any]]] = {}

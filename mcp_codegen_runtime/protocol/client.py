@@ -183,6 +183,9 @@ class ClientSession:
             (default 60; None: no limit); `request(..., timeout=)` overrides
             it per call.
         log_level: the modern `io.modelcontextprotocol/logLevel` of requests.
+        capabilities: client capabilities declared besides those the
+            handlers imply (builtins, e.g. 2025-11-25 `tasks`); a revision
+            without such a field drops it.
         cache, cache_key: remember the server's version between sessions.
 
     Attributes (once entered):
@@ -202,6 +205,7 @@ class ClientSession:
         initialize_timeout: float | UnsetType | None = UNSET,
         request_timeout: float | None = DEFAULT_REQUEST_TIMEOUT,
         log_level: str | None = None,
+        capabilities: Mapping[str, Any] | None = None,
         cache: VersionCache | None = None,
         cache_key: str | None = None,
     ) -> None:
@@ -227,6 +231,7 @@ class ClientSession:
         )
         self.request_timeout = request_timeout
         self._handlers = tuple(handlers)
+        self._extra_capabilities = dict(capabilities or {})
         self._cache = cache
         self._cache_key = cache_key
         self.connection = Connection(transport, self._serve)
@@ -424,6 +429,7 @@ class ClientSession:
         found: dict[str, Any] = {
             cap: {} for method, cap in _CLIENT_CAPABILITY.items() if method in handled
         }
+        found.update(self._extra_capabilities)
         fields = {
             f.encode_name for f in msgspec.structs.fields(package.ClientCapabilities)
         }
@@ -499,6 +505,63 @@ class ClientSession:
             f"{method}: still asking for input after {MAX_INPUT_ROUNDS} rounds"
         )
 
+    async def request_raw(
+        self,
+        method: str,
+        params: Mapping[str, Any] | None,
+        *,
+        timeout: float | UnsetType | None = UNSET,  # noqa: ASYNC109 - to the engine
+    ) -> dict[str, Any]:
+        """Send a request whose result is not the method's usual type (a
+        2025 task-augmented call answers `CreateTaskResult`; a 2026 call may
+        answer `resultType: "task"`), or whose method the negotiated revision
+        does not define (an extension's, e.g. 2026 `tasks/get`): the result
+        as builtins. Modern requests get the envelope (client capabilities
+        given in `params._meta` are merged into it) and input rounds are
+        answered as in `request`.
+
+        Raises:
+            RpcError: the server answered with an error.
+            ProtocolError: the result is no JSON object, or too many rounds.
+            RequestTimeoutError, TransportError: as `Connection.request`.
+        """
+        self._negotiated()
+        if isinstance(timeout, UnsetType):
+            timeout = self.request_timeout
+        body = self._outgoing(dict(params) if params is not None else {}, None, False)
+        for _ in range(MAX_INPUT_ROUNDS):
+            try:
+                raw: msgspec.Raw = await self.connection.request(
+                    method, body, msgspec.Raw, timeout=timeout
+                )
+            except TransportError as exc:
+                explained = await self._explained(exc)
+                if explained is None:
+                    raise
+                raise explained from exc
+            try:
+                result = msgspec.json.decode(raw, type=dict[str, Any])
+            except msgspec.DecodeError:
+                raise ProtocolError(f"{method}: the result is no JSON object") from None
+            if self.era != "modern" or result.get("resultType") != "input_required":
+                return result
+            body = await self._answer_input_raw(body, result)
+        raise ProtocolError(
+            f"{method}: still asking for input after {MAX_INPUT_ROUNDS} rounds"
+        )
+
+    async def answer_input(self, method: str, params: Any) -> Any:
+        """Answer one server→client request (`method`, builtins `params`)
+        with the session's handlers, as for a 2026 `inputRequests` entry:
+        the result as builtins.
+
+        Raises:
+            MethodNotFoundError: no handler serves `method`.
+            RpcError: the handler refused.
+        """
+        answer = await self._serve(method, msgspec.json.encode(params or {}))
+        return msgspec.json.decode(answer or b"{}")
+
     async def notify(self, method: str, params: Any) -> None:
         """Send a notification (converted and enveloped like requests)."""
         package = self._negotiated()
@@ -549,9 +612,19 @@ class ClientSession:
             return params
         body: dict[str, Any] = to_builtins(params) if params is not None else {}
         meta: Any = body.get("_meta")
-        body["_meta"] = (
-            {**meta, **self._envelope} if isinstance(meta, dict) else self._envelope
-        )
+        if not isinstance(meta, dict):
+            body["_meta"] = self._envelope
+            return body
+        own = typing.cast("dict[str, Any]", meta)
+        merged: dict[str, Any] = {**own, **self._envelope}
+        asked: Any = own.get(META_CLIENT_CAPABILITIES)
+        if isinstance(asked, dict):
+            # Capabilities declared for this request only (e.g. an extension).
+            merged[META_CLIENT_CAPABILITIES] = _merged(
+                self._envelope.get(META_CLIENT_CAPABILITIES) or {},
+                typing.cast("dict[str, Any]", asked),
+            )
+        body["_meta"] = merged
         return body
 
     def _incoming(self, result: Any, result_type: Any, convert: bool) -> Any:
@@ -561,22 +634,31 @@ class ClientSession:
 
     async def _answer_input(self, params: Any, result: Any) -> Any:
         """The retry of a request answered `InputRequiredResult`."""
+        return await self._answer_input_raw(params, to_builtins(result))
+
+    async def _answer_input_raw(
+        self, params: Mapping[str, Any], result: Mapping[str, Any]
+    ) -> dict[str, Any]:
+        """The retry of a request answered `InputRequiredResult` (builtins)."""
         responses: dict[str, Any] = {}
-        requests: dict[str, Any] = result.input_requests or {}
-        for key, request in requests.items():
-            # `method` is the tag of the request's type, so read it from builtins.
-            asked: dict[str, Any] = to_builtins(request)
-            answer = await self._serve(
-                asked["method"], msgspec.json.encode(asked.get("params", {}))
+        requests: Any = result.get("inputRequests") or {}
+        if not isinstance(requests, dict):
+            raise ProtocolError("inputRequests is no JSON object")
+        for key, request in typing.cast("dict[str, Any]", requests).items():
+            if not isinstance(request, dict) or "method" not in request:
+                raise ProtocolError(f"inputRequests[{key!r}] names no method")
+            asked = typing.cast("dict[str, Any]", request)
+            responses[key] = await self.answer_input(
+                asked["method"], asked.get("params")
             )
-            responses[key] = msgspec.json.decode(answer or b"{}")
         body = dict(params)
         body.pop("inputResponses", None)
         body.pop("requestState", None)
         if responses:
             body["inputResponses"] = responses
-        if result.request_state:
-            body["requestState"] = result.request_state
+        state = result.get("requestState")
+        if state:
+            body["requestState"] = state
         return body
 
     async def _explained(self, exc: McpError) -> McpError | None:
@@ -601,6 +683,21 @@ class ClientSession:
         if self._dispatcher is None:
             raise MethodNotFoundError(method)
         return await self._dispatcher.dispatch(method, params)
+
+
+def _merged(base: Mapping[str, Any], extra: Mapping[str, Any]) -> dict[str, Any]:
+    """`base` with `extra` merged in, key by key into nested objects."""
+    merged = dict(base)
+    for key, value in extra.items():
+        inner: Any = merged.get(key)
+        if isinstance(inner, dict) and isinstance(value, dict):
+            merged[key] = _merged(
+                typing.cast("dict[str, Any]", inner),
+                typing.cast("dict[str, Any]", value),
+            )
+        else:
+            merged[key] = value
+    return merged
 
 
 def _without_envelope(body: Any) -> Any:

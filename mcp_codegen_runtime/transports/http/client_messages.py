@@ -60,6 +60,7 @@ class _ParamsProbe(msgspec.Struct):
     meta: _MetaProbe | None = msgspec.field(default=None, name="_meta")
     name: Any = None
     uri: Any = None
+    task_id: Any = msgspec.field(default=None, name="taskId")
     arguments: msgspec.Raw = msgspec.Raw(b"")
     request_id: Any = msgspec.field(default=None, name="requestId")
 
@@ -145,10 +146,10 @@ def describe(message: bytes) -> Post:
         return post
     post.version = version
     shown: dict[str, Any] = {"_meta": {META_PROTOCOL_VERSION: version}}
-    for member in ("name", "uri"):
+    for member, wire in (("name", "name"), ("uri", "uri"), ("task_id", "taskId")):
         value: Any = getattr(params, member)
         if isinstance(value, str):
-            shown[member] = value
+            shown[wire] = value
     post.headers = request_headers({"method": method, "params": shown})
     if method == TOOLS_CALL and isinstance(params.name, str):
         post.tool = params.name

@@ -50,6 +50,21 @@ def test_a_2026_tools_call_has_its_headers_tool_and_arguments() -> None:
     assert envelope_of(post.params) == {VERSION_KEY: MODERN}
 
 
+@pytest.mark.parametrize("method", ["tasks/get", "tasks/update", "tasks/cancel"])
+def test_a_2026_tasks_request_names_its_task_in_mcp_name(method: str) -> None:
+    """SEP-2663 routes the tasks extension's requests by task id."""
+    params = {"taskId": "t-1", "_meta": {VERSION_KEY: MODERN}}
+    post = describe(encode({"id": 1, "method": method, "params": params}))
+    assert post.headers["Mcp-Method"] == method
+    assert post.headers["Mcp-Name"] == "t-1"
+
+
+def test_a_task_id_names_nothing_for_other_methods() -> None:
+    params = {"taskId": "t-1", "_meta": {VERSION_KEY: MODERN}}
+    post = describe(encode({"id": 1, "method": "tools/list", "params": params}))
+    assert "Mcp-Name" not in post.headers
+
+
 @pytest.mark.parametrize(
     ("message", "ids", "label"),
     [
