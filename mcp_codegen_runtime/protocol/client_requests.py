@@ -54,7 +54,7 @@ if TYPE_CHECKING:
     from mcp_codegen_runtime.jsonrpc.connection import Peer
 
     from .request_state import RequestStateSealer
-    from .tasks.handle import TaskHandle
+    from .tasks.running import RunningTask
 
 __all__ = [
     "LOG_LEVELS",
@@ -140,7 +140,7 @@ class ClientExchange:
     log_level: str | None = None
     """The least severe level the client wants (legacy: `logging/setLevel`;
     modern: the request's `io.modelcontextprotocol/logLevel`)."""
-    task: TaskHandle | None = None
+    task: RunningTask | None = None
     """Inside a task's work: its handle. Legacy requests to the client then
     carry the related-task `_meta` and the task is `input_required` while
     they wait; in the modern era the questions are parked on the task (no
@@ -273,7 +273,7 @@ def _with_meta(params: Any, meta: Mapping[str, Any]) -> dict[str, Any]:
 
 async def _parked(
     exchange: ClientExchange,
-    task: TaskHandle,
+    task: RunningTask,
     prepared: Mapping[str, tuple[str, Any, MethodSpec]],
 ) -> dict[str, Any]:
     """Modern era inside a task: the unanswered questions wait on the task's

@@ -128,8 +128,8 @@ if TYPE_CHECKING:
     from mcp_codegen_runtime.stores.tasks import TaskRecord
 
     from .extensions import Extension
-    from .tasks.handle import TaskHandle
     from .tasks.manager import TaskManager
+    from .tasks.running import RunningTask
 
 logger = logging.getLogger(__name__)
 
@@ -748,7 +748,7 @@ class ServerConnection:
         context = current_request()
         envelope = self._envelope
 
-        async def run(handle: TaskHandle) -> dict[str, Any]:
+        async def run(handle: RunningTask) -> dict[str, Any]:
             own = dataclasses.replace(exchange, task=handle, answers={}, asked=0)
             entered = enter_request(context.derive(meta=handle.related_meta))
             token = set_exchange(own)

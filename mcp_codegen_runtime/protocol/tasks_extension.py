@@ -63,8 +63,8 @@ if TYPE_CHECKING:
 
     from mcp_codegen_runtime.stores.tasks import TaskRecord
 
-    from .tasks.handle import TaskHandle
     from .tasks.manager import TaskManager
+    from .tasks.running import RunningTask
 
 __all__ = ["ERA", "TASKS", "TasksExtension", "iso_time", "start_task"]
 
@@ -164,7 +164,7 @@ class TasksExtension:
         exchange = current_exchange()
         context = current_request()
 
-        async def run(handle: TaskHandle) -> dict[str, Any]:
+        async def run(handle: RunningTask) -> dict[str, Any]:
             own = dataclasses.replace(exchange, task=handle, answers={}, asked=0)
             entered = enter_request(context.derive())
             token = set_exchange(own)
@@ -186,7 +186,7 @@ class TasksExtension:
         owner = caller()
         runner: asyncio.Task[bytes | None]
 
-        async def run(handle: TaskHandle) -> dict[str, Any]:
+        async def run(handle: RunningTask) -> dict[str, Any]:
             handles.set_result(handle)
             try:
                 return await outcome
@@ -194,7 +194,7 @@ class TasksExtension:
                 runner.cancel()  # tasks/cancel (or shutdown) stops the body
                 raise
 
-        handles: asyncio.Future[TaskHandle] = loop.create_future()
+        handles: asyncio.Future[RunningTask] = loop.create_future()
 
         async def starter() -> None:
             record = await self.manager.start(owner, ERA, method, run)

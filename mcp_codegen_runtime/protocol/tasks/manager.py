@@ -55,9 +55,9 @@ from mcp_codegen_runtime.stores.tasks import (
     TaskStore,
 )
 
-from .handle import TaskHandle
 from .ids import new_task_id
 from .limits import RATE_LIMITED, RateLimiter
+from .running import RunningTask
 
 __all__ = [
     "RATE_LIMITED",
@@ -69,7 +69,7 @@ __all__ = [
 
 logger = logging.getLogger(__name__)
 
-TaskRun = Callable[[TaskHandle], Awaitable[dict[str, Any]]]
+TaskRun = Callable[[RunningTask], Awaitable[dict[str, Any]]]
 """A task's work: given its handle, the request's result as builtins."""
 StatusListener = Callable[[TaskRecord], Awaitable[None]]
 """Called with the record after each change of a task's status."""
@@ -349,7 +349,7 @@ class TaskManager:
     async def park(
         self, task_id: str, questions: Mapping[str, tuple[str, Any]]
     ) -> dict[str, Any]:
-        """`TaskHandle.ask`: the questions on the record until answered."""
+        """`RunningTask.ask`: the questions on the record until answered."""
         parked = _Parked(list(questions))
         self._parked[task_id] = parked
         requests: dict[str, dict[str, Any]] = {}
@@ -415,7 +415,7 @@ class TaskManager:
         task_id = record.task_id
         changes: dict[str, Any]
         try:
-            result = await run(TaskHandle(self, record))
+            result = await run(RunningTask(self, record))
         except RpcError as exc:
             changes = {
                 "status": "failed",

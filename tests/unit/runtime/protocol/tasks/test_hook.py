@@ -17,7 +17,7 @@ from mcp_codegen_runtime.protocol.client_requests import (
     reset_exchange,
     set_exchange,
 )
-from mcp_codegen_runtime.protocol.tasks import TaskHandle, TaskManager
+from mcp_codegen_runtime.protocol.tasks import RunningTask, TaskManager
 from mcp_codegen_types import v2025_11_25, v2026_07_28
 
 LIMIT = 10.0
@@ -58,7 +58,7 @@ async def test_legacy_requests_carry_the_task_and_mark_it_input_required() -> No
         async with TaskManager() as tasks:
             peer = Peer(tasks)
 
-            async def run(handle: TaskHandle) -> dict[str, Any]:
+            async def run(handle: RunningTask) -> dict[str, Any]:
                 exchange = ClientExchange(
                     v2025_11_25, {"elicitation": {}}, peer, task=handle
                 )
@@ -101,7 +101,7 @@ async def test_modern_questions_are_parked_until_answered() -> None:
     with anyio.fail_after(LIMIT):
         async with TaskManager() as tasks:
 
-            async def run(handle: TaskHandle) -> dict[str, Any]:
+            async def run(handle: RunningTask) -> dict[str, Any]:
                 exchange = ClientExchange(v2026_07_28, {"elicitation": {}}, task=handle)
                 token = set_exchange(exchange)
                 try:

@@ -12,7 +12,7 @@ import anyio.lowlevel
 import pytest
 
 from mcp_codegen_runtime.errors import ErrorCode, RpcError
-from mcp_codegen_runtime.protocol.tasks import RATE_LIMITED, TaskHandle, TaskManager
+from mcp_codegen_runtime.protocol.tasks import RATE_LIMITED, RunningTask, TaskManager
 from mcp_codegen_runtime.stores.tasks import MemoryTaskStore, TaskRecord
 
 LIMIT = 10.0
@@ -38,7 +38,7 @@ async def manager(**options: Any) -> AsyncIterator[TaskManager]:
 
 
 async def done(result: dict[str, Any] | None = None) -> Any:
-    async def run(_: TaskHandle) -> dict[str, Any]:
+    async def run(_: RunningTask) -> dict[str, Any]:
         return result if result is not None else {"content": []}
 
     return run
@@ -53,7 +53,7 @@ class Gate:
         self.cancelled = False
         self.result = result or {"content": [{"type": "text", "text": "ok"}]}
 
-    async def __call__(self, _: TaskHandle) -> dict[str, Any]:
+    async def __call__(self, _: RunningTask) -> dict[str, Any]:
         self.started.set()
         try:
             await self.release.wait()
@@ -90,7 +90,7 @@ async def test_working_then_completed_with_the_result() -> None:
 
 @pytest.mark.anyio
 async def test_an_rpc_error_fails_the_task_with_that_error() -> None:
-    async def run(_: TaskHandle) -> dict[str, Any]:
+    async def run(_: RunningTask) -> dict[str, Any]:
         raise RpcError(-32602, "Unknown tool: x", {"name": "x"})
 
     async with manager() as tasks:
@@ -107,7 +107,7 @@ async def test_an_rpc_error_fails_the_task_with_that_error() -> None:
 
 @pytest.mark.anyio
 async def test_an_exception_fails_the_task_without_its_text() -> None:
-    async def run(_: TaskHandle) -> dict[str, Any]:
+    async def run(_: RunningTask) -> dict[str, Any]:
         raise KeyError("secret detail")
 
     async with manager() as tasks:
@@ -123,7 +123,7 @@ async def test_an_exception_fails_the_task_without_its_text() -> None:
 async def test_failed_when_makes_a_result_failed_and_keeps_it() -> None:
     error_result = {"content": [], "isError": True}
 
-    async def run(_: TaskHandle) -> dict[str, Any]:
+    async def run(_: RunningTask) -> dict[str, Any]:
         return error_result
 
     async with manager() as tasks:
@@ -154,7 +154,7 @@ async def test_cancel_stops_the_work_and_is_sticky() -> None:
 @pytest.mark.anyio
 @pytest.mark.parametrize("status", ["completed", "failed", "cancelled"])
 async def test_cancelling_a_terminal_task_is_invalid_params(status: str) -> None:
-    async def run(_: TaskHandle) -> dict[str, Any]:
+    async def run(_: RunningTask) -> dict[str, Any]:
         if status == "failed":
             raise RpcError(-32603, "boom")
         return {}
@@ -360,7 +360,7 @@ async def test_awaiting_input_is_input_required_then_working() -> None:
         inside = anyio.Event()
         resume = anyio.Event()
 
-        async def run(handle: TaskHandle) -> dict[str, Any]:
+        async def run(handle: RunningTask) -> dict[str, Any]:
             async with handle.awaiting_input(), handle.awaiting_input():
                 inside.set()
                 await resume.wait()
@@ -385,7 +385,7 @@ async def test_parked_questions_wait_for_answers() -> None:
             "age": ("elicitation/create", {"message": "Age?"}),
         }
 
-        async def run(handle: TaskHandle) -> dict[str, Any]:
+        async def run(handle: RunningTask) -> dict[str, Any]:
             answers = await handle.ask(asked)
             return {"answers": answers}
 
@@ -435,7 +435,7 @@ async def test_listeners_and_notify_hear_each_status_change() -> None:
     async with manager() as tasks:
         remove = tasks.add_listener(listener)
 
-        async def run(handle: TaskHandle) -> dict[str, Any]:
+        async def run(handle: RunningTask) -> dict[str, Any]:
             async with handle.awaiting_input():
                 await handle.set_status_message("asking")  # not a status change
             return {}

@@ -1,6 +1,6 @@
-"""`TaskHandle`: what a task's work sees of its own task.
+"""`RunningTask`: what a task's work sees of its own task.
 
-The manager gives one to `run(handle)`. Through it the work (or the
+The manager gives one to `run(task)`. Through it the work (or the
 runtime's `request_client`, which finds it on the `ClientExchange`) moves the
 task to `input_required` while it waits on the client, and back:
 
@@ -22,11 +22,11 @@ if TYPE_CHECKING:
 
     from mcp_codegen_runtime.stores.tasks import TaskRecord, TaskStore
 
-__all__ = ["TaskEngine", "TaskHandle"]
+__all__ = ["RunningTask", "TaskEngine"]
 
 
 class TaskEngine(Protocol):
-    """What a handle needs of its `TaskManager`."""
+    """What a running task needs of its `TaskManager`."""
 
     @property
     def store(self) -> TaskStore:
@@ -44,8 +44,8 @@ class TaskEngine(Protocol):
         ...
 
 
-class TaskHandle:
-    """The in-task handle of one task (see the module docstring)."""
+class RunningTask:
+    """One task, as its own work sees it (see the module docstring)."""
 
     def __init__(self, manager: TaskEngine, record: TaskRecord) -> None:
         self.manager = manager
