@@ -1,8 +1,10 @@
 """The `TaskStore` contract: every store passes the same behaviour tests.
 
 A store joins by adding a factory to `FACTORIES`: a function of a folder it
-may write in and a clock, giving a fresh empty store (a Redis store would
-flush its key prefix there). The tests run under asyncio and trio.
+may write in and a clock, giving a fresh empty store, and the event loops it
+runs on. The tests run under asyncio and trio (Redis: asyncio only, as
+redis-py's client). The Redis factory gets the session's `redis-server` and a
+key prefix of its own through `REDIS_FIXTURES`.
 """
 
 from __future__ import annotations
@@ -14,6 +16,8 @@ from typing import Any
 import anyio
 import pytest
 
+from benchmarks.redis_server import RedisServer
+from mcp_codegen_runtime.stores.redis_tasks import RedisTaskStore
 from mcp_codegen_runtime.stores.sqlite_tasks import SQLiteTaskStore
 from mcp_codegen_runtime.stores.tasks import (
     ACTIVE_STATUSES,
@@ -37,9 +41,6 @@ class Clock:
         return self.now
 
 
-StoreFactory = Callable[[Path, Clock], TaskStore]
-
-
 def memory_store(_folder: Path, clock: Clock) -> TaskStore:
     return MemoryTaskStore(clock=clock)
 
@@ -48,15 +49,36 @@ def sqlite_store(folder: Path, clock: Clock) -> TaskStore:
     return SQLiteTaskStore(folder / "tasks.db", clock=clock)
 
 
-FACTORIES = [
-    pytest.param(memory_store, id="memory"),
-    pytest.param(sqlite_store, id="sqlite"),
+def redis_store(
+    _folder: Path, clock: Clock, server: RedisServer, prefix: str
+) -> TaskStore:
+    return RedisTaskStore(server.url, prefix=prefix, clock=clock)
+
+
+BOTH_LOOPS = ("asyncio", "trio")
+FACTORIES: list[tuple[str, Callable[..., TaskStore], tuple[str, ...]]] = [
+    ("memory", memory_store, BOTH_LOOPS),
+    ("sqlite", sqlite_store, BOTH_LOOPS),
+    ("redis", redis_store, ("asyncio",)),
+]
+REDIS_FIXTURES = {"redis": ("redis_server", "redis_prefix")}
+"""Factory name -> fixtures whose values follow the folder and the clock."""
+
+CASES = [
+    pytest.param((name, factory, loop), id=f"{loop}-{name}")
+    for name, factory, loops in FACTORIES
+    for loop in loops
 ]
 
 
-@pytest.fixture(params=["asyncio", "trio"])
-def anyio_backend(request: pytest.FixtureRequest) -> str:
+@pytest.fixture(params=CASES)
+def case(request: pytest.FixtureRequest) -> tuple[str, Callable[..., TaskStore], str]:
     return request.param
+
+
+@pytest.fixture
+def anyio_backend(case: tuple[str, Callable[..., TaskStore], str]) -> str:
+    return case[2]
 
 
 @pytest.fixture
@@ -64,12 +86,18 @@ def clock() -> Clock:
     return Clock()
 
 
-@pytest.fixture(params=FACTORIES)
+@pytest.fixture
 async def store(
-    request: pytest.FixtureRequest, tmp_path: Path, clock: Clock
+    request: pytest.FixtureRequest,
+    case: tuple[str, Callable[..., TaskStore], str],
+    tmp_path: Path,
+    clock: Clock,
 ) -> AsyncIterator[TaskStore]:
-    factory: StoreFactory = request.param
-    made = factory(tmp_path, clock)
+    name, factory, _loop = case
+    extra: list[Any] = [
+        request.getfixturevalue(f) for f in REDIS_FIXTURES.get(name, ())
+    ]
+    made = factory(tmp_path, clock, *extra)
     try:
         yield made
     finally:

@@ -18,6 +18,7 @@ from typing import Any
 import anyio
 import pytest
 
+from mcp_codegen_runtime.stores.redis_tasks import RedisTaskStore
 from mcp_codegen_runtime.stores.sqlite_tasks import SQLiteTaskStore
 from mcp_codegen_runtime.stores.tasks import (
     MemoryTaskStore,
@@ -74,9 +75,23 @@ def anyio_backend() -> str:
     return "asyncio"
 
 
-@pytest.fixture(params=sorted(STORE_FACTORIES))
+@pytest.fixture(params=[*sorted(STORE_FACTORIES), "redis"])
 def store_factory(request: pytest.FixtureRequest) -> StoreFactory:
-    return STORE_FACTORIES[request.param]
+    if request.param != "redis":
+        return STORE_FACTORIES[request.param]
+    # Redis needs the session's server: a factory made here, not a constant.
+    url = request.getfixturevalue("redis_server").url
+    prefix = request.getfixturevalue("redis_prefix")
+
+    @asynccontextmanager
+    async def redis_store(clock: Clock, _tmp_path: Path) -> AsyncIterator[TaskStore]:
+        store = RedisTaskStore(url, prefix=prefix, clock=clock)
+        try:
+            yield store
+        finally:
+            await store.aclose()
+
+    return redis_store
 
 
 @pytest.fixture
