@@ -165,6 +165,33 @@ async def test_purge_goes_through_more_than_one_batch(
 # several stores on one Redis
 
 
+async def test_stores_purging_at_once_delete_each_task_once(
+    redis_server: RedisServer, redis_prefix: str, raw: Redis
+) -> None:
+    now = [1_800_000_000.0]
+    stores = [
+        RedisTaskStore(redis_server.url, prefix=redis_prefix, clock=lambda: now[0])
+        for _ in range(3)
+    ]
+    counts: list[int] = []
+
+    async def purge(store: RedisTaskStore) -> None:
+        counts.append(await store.purge_expired())
+
+    try:
+        for n in range(1_500):
+            await stores[n % 3].create(task(f"t{n}", created_at=now[0], ttl_ms=1_000))
+        now[0] += 1
+        async with anyio.create_task_group() as group:
+            for store in stores:
+                group.start_soon(purge, store)
+        assert sum(counts) == 1_500
+        assert await raw.keys(redis_prefix.encode() + b"*") == []
+    finally:
+        for store in stores:
+            await store.aclose()
+
+
 async def finish(
     store: RedisTaskStore,
     task_id: str,
