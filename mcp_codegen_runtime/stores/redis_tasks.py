@@ -44,6 +44,7 @@ from __future__ import annotations
 
 import asyncio
 import math
+import os
 import struct
 import time
 from typing import TYPE_CHECKING, Any, Protocol, cast
@@ -85,14 +86,15 @@ end
 """.format(names=", ".join(f"'{name}'" for name in TaskRecord.__struct_fields__))
 
 _CREATE = f"""
-local old = redis.call('HMGET', KEYS[1], '_index', '_entry', '_expires')
+local old = redis.call('HMGET', KEYS[1], '_index', '_entry', '_expires', '_token')
 if old[1] then
+  if old[4] == ARGV[5] then return 1 end
   if {_LIVE.format(exp="old[3]")} then return 0 end
   redis.call('DEL', KEYS[1])
   redis.call('ZREM', old[1], old[2])
   redis.call('ZREM', KEYS[3], #old[1] .. ':' .. old[1] .. old[2])
 end
-redis.call('HSET', KEYS[1], unpack(ARGV, 5))
+redis.call('HSET', KEYS[1], '_token', ARGV[5], unpack(ARGV, 6))
 local fresh = redis.call('EXISTS', KEYS[2]) == 0
 redis.call('ZADD', KEYS[2], 0, ARGV[4])
 if ARGV[2] == '' then
@@ -109,7 +111,8 @@ end
 return 1
 """
 """KEYS: task, owner index, expiry. ARGV: now, ms left to live or '', expiry
-(Unix seconds) or '', index entry, then the hash's field/value pairs."""
+(Unix seconds) or '', index entry, the call's token, then the hash's
+field/value pairs. 1 when created (by this call, replayed or not)."""
 
 _ACTIVE_CHECK = " or ".join(
     f"rec[1] == '{_encode(s).decode()}'" for s in sorted(ACTIVE_STATUSES)
@@ -122,15 +125,16 @@ return as_json(KEYS[1])
 """KEYS: task. ARGV: now. The record's JSON, or nil when gone or expired."""
 
 _UPDATE = _AS_JSON + f"""
-local rec = redis.call('HMGET', KEYS[1], 'status', '_expires')
+local rec = redis.call('HMGET', KEYS[1], 'status', '_expires', '_token')
 if not rec[1] then return false end
+if rec[3] == ARGV[2] then return as_json(KEYS[1]) end
 if not ({_ACTIVE_CHECK}) then return false end
 if not {_LIVE.format(exp="rec[2]")} then return false end
-if #ARGV > 1 then redis.call('HSET', KEYS[1], unpack(ARGV, 2)) end
+redis.call('HSET', KEYS[1], '_token', ARGV[2], unpack(ARGV, 3))
 return as_json(KEYS[1])
 """
-"""KEYS: task. ARGV: now, then field/value pairs. The record's JSON after,
-or nil."""
+"""KEYS: task. ARGV: now, the call's token, then field/value pairs. The
+record's JSON after, or nil."""
 
 _LIST = _AS_JSON + f"""
 local start = '-'
@@ -194,6 +198,14 @@ def _order_key(created_at: float) -> bytes:
     (bits,) = struct.unpack(">Q", struct.pack(">d", created_at))
     bits = bits ^ 0xFFFFFFFFFFFFFFFF if bits >> 63 else bits | 1 << 63
     return struct.pack(">Q", bits)
+
+
+def _token() -> bytes:
+    """A write's own mark: redis-py sends a command again when the connection
+    drops before the reply, and a script that finds its own mark knows it
+    already ran (a replayed create must not fail as a taken id, nor a
+    replayed finish lose as if another had won)."""
+    return os.urandom(12)
 
 
 def _number(value: float) -> str:
@@ -292,7 +304,7 @@ class RedisTaskStore:
             at_ms = str(math.ceil((expires_at - now) * 1000))
             fields += [b"_expires", at_s]
         keys = [self.task_key(record.task_id), index, self.expiry_key]
-        args = [_number(now), at_ms, at_s, entry, *fields]
+        args = [_number(now), at_ms, at_s, entry, _token(), *fields]
         if not await self._create(await self._redis(), keys, args):
             raise TaskExistsError(record.task_id)
 
@@ -304,7 +316,7 @@ class RedisTaskStore:
 
     async def update(self, task_id: str, **changes: Any) -> TaskRecord | None:
         check_changes(changes)
-        args: list[Any] = [_number(self._clock())]
+        args: list[Any] = [_number(self._clock()), _token()]
         for name, value in changes.items():
             args += [name, _encode(value)]
         found = await self._update(await self._redis(), [self.task_key(task_id)], args)

@@ -299,6 +299,37 @@ async def test_scripts_are_loaded_again_after_a_script_flush(
     assert await store.update("b", status="completed") is not None
 
 
+class Replaying:
+    """A client whose scripts run twice, the second reply returned: what
+    redis-py does when a connection drops after Redis ran a script and
+    before its reply arrived."""
+
+    def __init__(self, client: Redis) -> None:
+        self.client = client
+
+    async def execute_command(self, *args: Any) -> Any:
+        reply = await self.client.execute_command(*args)
+        if args[0] in ("EVALSHA", "EVAL"):
+            reply = await self.client.execute_command(*args)
+        return reply
+
+    async def aclose(self) -> None:
+        raise AssertionError("a given client is not closed by the store")
+
+
+async def test_a_replayed_create_or_finish_keeps_its_outcome(
+    raw: Redis, redis_prefix: str
+) -> None:
+    store = RedisTaskStore(Replaying(raw), prefix=redis_prefix)  # type: ignore[arg-type]
+    await store.create(task("t"))  # not TaskExistsError: the second run was ours
+    done = await store.update("t", status="completed", result={"v": 1})
+    assert done is not None and done.status == "completed"  # not None: ours won
+    assert await store.update("t", status="failed") is None
+    with pytest.raises(TaskExistsError):
+        await store.create(task("t"))
+    await store.aclose()
+
+
 @pytest.mark.parametrize("anyio_backend", ["trio"])
 async def test_under_trio_the_store_says_it_needs_asyncio(
     redis_server: RedisServer,
