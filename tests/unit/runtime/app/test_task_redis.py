@@ -4,7 +4,7 @@ Two real server processes (`task_restart_server.py` with a `RedisTaskStore`,
 Streamable HTTP, 2025-11-25 tasks) share a Redis: a task one of them created
 is answered by the other (`tasks/get`, `tasks/result`, `tasks/list`), to its
 owner only, and is cancelled there when still working; a server killed with
-SIGKILL loses no finished task.
+SIGKILL loses no finished task. Without Redis, task requests fail cleanly.
 """
 
 from __future__ import annotations
@@ -15,9 +15,12 @@ from collections.abc import Iterator
 
 import pytest
 
-from benchmarks.redis_server import RedisServer
+from benchmarks.redis_server import RedisServer, free_port
+from mcp_codegen_runtime.stores.redis_tasks import RedisTaskStore
 
+from .task_app import make_app
 from .test_task_restart import LIMIT, TTL_MS, Server, Session
+from .test_tasks import connected, get, refused
 
 
 @pytest.fixture
@@ -74,3 +77,26 @@ def test_a_working_task_is_seen_and_cancelled_from_the_other_server(
         cancelled = on_second.result("tasks/cancel", {"taskId": running})
         assert cancelled["status"] == "cancelled"
         wait_for(on_first, running, "cancelled")
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("anyio_backend", ["asyncio"])
+async def test_with_redis_down_task_requests_fail_and_the_server_keeps_serving(
+    anyio_backend: str,
+) -> None:
+    """No Redis behind the store: each task request is one -32603 error (the
+    cause is logged, not sent), and plain requests are answered as before."""
+    store = RedisTaskStore(f"redis://127.0.0.1:{free_port()}/0")
+    async with connected(make_app(task_store=store)) as session:
+        error = await refused(
+            session,
+            "tools/call",
+            {"name": "slow", "arguments": {"text": "x"}, "task": {"ttl": 1000}},
+        )
+        assert error.code == -32603
+        error = await refused(session, "tasks/get", {"taskId": "x"})
+        assert error.code == -32603
+        plain = {"name": "slow", "arguments": {"text": "plain"}}
+        answer = await get(session, "tools/call", plain)
+        assert answer["content"] == [{"type": "text", "text": "plain"}]
+    await store.aclose()
