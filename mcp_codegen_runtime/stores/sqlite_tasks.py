@@ -133,6 +133,8 @@ class SQLiteTaskStore:
         synchronous: Literal["NORMAL", "FULL"] = "NORMAL",
         clock: Callable[[], float] = time.time,
     ) -> None:
+        if synchronous not in ("NORMAL", "FULL"):
+            raise ValueError(f"synchronous must be NORMAL or FULL: {synchronous!r}")
         self.path = Path(path)
         self._busy_timeout = busy_timeout
         self._synchronous = synchronous

@@ -26,6 +26,9 @@ Decisions worth knowing:
 - Limits: `max_active_per_owner` tasks running at once per owner (in this
   process), and a per-owner token bucket over every operation (creation,
   polling, listing, cancelling): over either, `RATE_LIMITED` with a message.
+- Audit: creation and the terminal state of every task are logged at INFO
+  (`mcp_codegen_runtime.protocol.tasks.manager`) with the owner key (a
+  digest, never the principal's claims).
 - TTL: the requested one, else `default_ttl_ms`, capped by `max_ttl_ms`.
   Expired tasks vanish on access (the store's rule) and a purge loop deletes
   them every `purge_interval_s`, cancelling the work of any still running.
@@ -204,6 +207,9 @@ class TaskManager:
             record = msgspec.structs.replace(record, task_id=new_task_id())
             await self.store.create(record)
         self._active[owner] = active + 1
+        logger.info(
+            "task %s created: %s (%s) for %s", record.task_id, method, era, owner
+        )
         if notify is not None:
             self._notify[record.task_id] = notify
         work = self._execute(record, run, failed_when)
@@ -436,9 +442,12 @@ class TaskManager:
         else:
             failed = failed_when is not None and failed_when(result)
             changes = {"status": "failed" if failed else "completed", "result": result}
+        final: TaskRecord | None = None
         try:
             with anyio.CancelScope(shield=True):
-                await self._change(task_id, **changes)
+                final = await self._change(task_id, **changes)
+            if final is not None:
+                logger.info("task %s %s", task_id, final.status)
         finally:
             self._finish(record)
 

@@ -18,6 +18,7 @@ import anyio
 import msgspec
 import pytest
 
+from mcp_codegen_runtime.app import Context
 from mcp_codegen_runtime.codec.wire import decode, to_builtins
 from mcp_codegen_runtime.errors import RpcError
 from mcp_codegen_runtime.jsonrpc.connection import Connection
@@ -64,6 +65,14 @@ class Recorder(v2025_11_25.ClientHandlers):
         task = await get(self.session, "tasks/get", {"taskId": task_id})
         self.seen_status.append(task["status"])
         return v2025_11_25.ElicitResult(action="accept", content={"name": "Ann"})
+
+    async def sampling_create_message(
+        self, params: v2025_11_25.CreateMessageRequestParams
+    ) -> v2025_11_25.CreateMessageResult:
+        self.elicited.append(to_builtins(params))
+        return v2025_11_25.CreateMessageResult(
+            role="assistant", model="m", content=v2025_11_25.TextContent(text="42")
+        )
 
     async def notifications_tasks_status(
         self, params: v2025_11_25.TaskStatusNotificationParams
@@ -423,6 +432,26 @@ async def test_elicitation_inside_a_task_is_input_required() -> None:
             "working",
             "completed",
         ]
+
+
+@pytest.mark.anyio
+async def test_sampling_inside_a_task_carries_the_related_task() -> None:
+    app = make_app()
+
+    @app.tool(task_support="required")
+    async def think(ctx: Context) -> str:
+        answer = await ctx.sample(
+            [{"role": "user", "content": {"type": "text", "text": "?"}}], max_tokens=5
+        )
+        return str(answer["content"]["text"])
+
+    recorder = Recorder()
+    async with connected(app, recorder=recorder) as session:
+        task = await call_task(session, "think")
+        result = await get(session, "tasks/result", {"taskId": task["taskId"]})
+        assert result["content"][0]["text"] == "42"
+        assert recorder.elicited[0]["_meta"] == {RELATED: {"taskId": task["taskId"]}}
+        assert recorder.elicited[0]["maxTokens"] == 5
 
 
 @pytest.mark.anyio

@@ -11,6 +11,7 @@ import subprocess
 import sys
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
+from typing import Any
 
 import anyio
 import pytest
@@ -135,6 +136,14 @@ async def test_a_file_of_a_newer_layout_is_refused(db: Path) -> None:
     with pytest.raises(RuntimeError, match="version"):
         await store.get("a")
     await store.aclose()
+
+
+@pytest.mark.parametrize("synchronous", ["OFF", "normal; DROP TABLE tasks", ""])
+async def test_only_durable_synchronous_settings_are_taken(
+    db: Path, synchronous: Any
+) -> None:
+    with pytest.raises(ValueError, match="synchronous"):
+        SQLiteTaskStore(db, synchronous=synchronous)
 
 
 async def test_a_closed_store_refuses_calls(db: Path) -> None:

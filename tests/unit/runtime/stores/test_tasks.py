@@ -75,11 +75,17 @@ def anyio_backend() -> str:
     return "asyncio"
 
 
-@pytest.fixture(params=[*sorted(STORE_FACTORIES), "redis"])
-def store_factory(request: pytest.FixtureRequest) -> StoreFactory:
-    if request.param != "redis":
-        return STORE_FACTORIES[request.param]
-    # Redis needs the session's server: a factory made here, not a constant.
+STORE_NAMES = [*sorted(STORE_FACTORIES), "redis"]
+"""With Redis, whose factory needs the session's `redis-server` (`factory_for`)."""
+ASYNCIO_ONLY = frozenset({"redis"})
+"""Stores that run on asyncio only (redis-py's client)."""
+
+
+def factory_for(name: str, request: pytest.FixtureRequest) -> StoreFactory:
+    """The factory of store `name`; Redis's is made here, from the fixtures
+    `redis_server` (installed, or the test skips saying why) and `redis_prefix`."""
+    if name != "redis":
+        return STORE_FACTORIES[name]
     url = request.getfixturevalue("redis_server").url
     prefix = request.getfixturevalue("redis_prefix")
 
@@ -92,6 +98,11 @@ def store_factory(request: pytest.FixtureRequest) -> StoreFactory:
             await store.aclose()
 
     return redis_store
+
+
+@pytest.fixture(params=STORE_NAMES)
+def store_factory(request: pytest.FixtureRequest) -> StoreFactory:
+    return factory_for(request.param, request)
 
 
 @pytest.fixture

@@ -497,3 +497,44 @@ async def test_wait_sees_a_change_made_by_another_instance() -> None:
             await anyio.wait_all_tasks_blocked()
             gate.release.set()
         assert waited[0].status == "completed"
+
+
+class PurgeWatch(MemoryTaskStore):
+    """Sets `purged` once `purge_expired` deleted something."""
+
+    def __init__(self, **options: Any) -> None:
+        super().__init__(**options)
+        self.purged = anyio.Event()
+
+    async def purge_expired(self) -> int:
+        deleted = await super().purge_expired()
+        if deleted:
+            self.purged.set()
+        return deleted
+
+
+@pytest.mark.anyio
+async def test_the_purge_loop_deletes_expired_tasks_unasked() -> None:
+    offset = [0.0]
+    store = PurgeWatch(clock=lambda: time.time() + offset[0])
+    async with manager(store=store, purge_interval_s=0.001) as tasks:
+        record = await tasks.start("alice", ERA, "tools/call", await done(), 1_000)
+        await tasks.wait("alice", record.task_id)
+        offset[0] = 5.0
+        await store.purged.wait()  # nothing reads the task: only the loop can go
+        assert record.task_id not in store._records
+
+
+@pytest.mark.anyio
+async def test_creation_and_outcome_are_logged_for_audit(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    caplog.set_level("INFO", logger="mcp_codegen_runtime.protocol.tasks.manager")
+    async with manager() as tasks:
+        record = await tasks.start("owner-key", ERA, "tools/call", await done())
+        await tasks.wait("owner-key", record.task_id)
+    text = caplog.text
+    assert (
+        f"task {record.task_id} created: tools/call (2025-11-25) for owner-key" in text
+    )
+    assert f"task {record.task_id} completed" in text
