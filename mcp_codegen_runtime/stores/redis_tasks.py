@@ -27,9 +27,9 @@ transactions (the more workers finish one task, the more retries), whereas a
 script never retries: the first to run wins and the others read a terminal
 status. `create` is SET NX's rule (an id is taken while its task lives) in a
 script, because the hash, its TTL and its index members must appear together
-(an expired task's id may be reused). The scripts touch keys they do not declare (a task's owner index), so
-on Redis Cluster give the prefix a hash tag (`{mcp}:tasks:`) to keep every key
-in one slot.
+(an expired task's id may be reused). The scripts touch keys they do not
+declare (a task's owner index), so on Redis Cluster give the prefix a hash
+tag (`{mcp}:tasks:`) to keep every key in one slot.
 
 Expiry follows the store's clock (`clock`), as in the other stores: a task
 is hidden from the moment its TTL has passed by that clock. The Redis TTL is
