@@ -14,6 +14,12 @@ ceiling. Operations, in order, on `tasks` tasks:
 - list: a page of 50 of one owner's tasks;
 - get x16: the same gets from 16 concurrent callers (total ops/s).
 
+Redis: `RedisTaskStore` on a private `redis-server` on loopback (started by
+`benchmarks.redis_server`, installed when missing), one connection per
+concurrent caller; "redis round trip" is a PING through the same client, the
+floor of a store operation (each is one command or script). Its size is the
+growth of Redis's `used_memory` per task (record, index and expiry members).
+
 Size: the SQLite file after a checkpoint (WAL folded in), per task, for the
 finished tasks above, and for tasks whose result carries 4 KiB of text.
 """
@@ -33,10 +39,12 @@ from typing import TYPE_CHECKING, Any
 import anyio
 import anyio.to_thread
 
+from mcp_codegen_runtime.stores.redis_tasks import RedisTaskStore
 from mcp_codegen_runtime.stores.sqlite_tasks import SQLiteTaskStore
 from mcp_codegen_runtime.stores.tasks import MemoryTaskStore, TaskRecord, TaskStore
 
 from ._common import table
+from .redis_server import RedisServer
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable
@@ -156,11 +164,47 @@ async def bytes_per_task(folder: Path, tasks: int, text: str) -> float:
     return (file_bytes(path) - file_bytes(empty)) / tasks
 
 
+async def redis_round_trip(url: str, calls: int) -> float:
+    from redis.asyncio import Redis
+
+    client = Redis.from_url(url)
+    try:
+
+        async def body() -> None:
+            for _ in range(calls):
+                await client.execute_command("PING")
+
+        return await timed(calls, body)
+    finally:
+        await client.aclose()
+
+
+async def redis_bytes_per_task(url: str, tasks: int, text: str) -> float:
+    from redis.asyncio import Redis
+
+    client = Redis.from_url(url)
+    store = RedisTaskStore(url, prefix=f"size-{len(text)}:")
+    try:
+        await client.execute_command("FLUSHALL")
+        before = (await client.info("memory"))["used_memory"]
+        for n in range(tasks):
+            record = new_task(n % OWNERS)
+            await store.create(record)
+            await store.update(
+                record.task_id, status="completed", result=result_of(text)
+            )
+        after = (await client.info("memory"))["used_memory"]
+        return (after - before) / tasks
+    finally:
+        await store.aclose()
+        await client.aclose()
+
+
 async def run_async(quick: bool) -> dict[str, Any]:
     tasks, rounds = (500, 1) if quick else (5_000, 3)
     figures: dict[str, Any] = {"tasks": tasks, "rounds": rounds}
     samples: dict[str, dict[str, list[float]]] = {}
-    with tempfile.TemporaryDirectory() as tmp:
+    with tempfile.TemporaryDirectory() as tmp, RedisServer() as redis:
         folder = Path(tmp)
         for round_no in range(rounds):
             stores: dict[str, TaskStore] = {
@@ -169,6 +213,7 @@ async def run_async(quick: bool) -> dict[str, Any]:
                 "sqlite (FULL)": SQLiteTaskStore(
                     folder / f"f{round_no}.db", synchronous="FULL"
                 ),
+                "redis": RedisTaskStore(redis.url, prefix=f"bench{round_no}:"),
             }
             for name, store in stores.items():
                 for op, value in (await measure(store, tasks)).items():
@@ -176,6 +221,10 @@ async def run_async(quick: bool) -> dict[str, Any]:
                 await store.aclose()
             hop = await thread_hop(tasks)
             samples.setdefault("thread hop", {}).setdefault("get", []).append(hop)
+            trip = await redis_round_trip(redis.url, tasks)
+            samples.setdefault("redis round trip", {}).setdefault("get", []).append(
+                trip
+            )
         figures["ops_per_s"] = {
             name: {op: round(statistics.median(v)) for op, v in ops.items()}
             for name, ops in samples.items()
@@ -183,6 +232,12 @@ async def run_async(quick: bool) -> dict[str, Any]:
         figures["bytes_per_task"] = {
             "small result": round(await bytes_per_task(folder, tasks, "ok")),
             "4 KiB result": round(await bytes_per_task(folder, tasks, "x" * 4096)),
+            "redis, small result": round(
+                await redis_bytes_per_task(redis.url, tasks, "ok")
+            ),
+            "redis, 4 KiB result": round(
+                await redis_bytes_per_task(redis.url, tasks, "x" * 4096)
+            ),
         }
     return figures
 

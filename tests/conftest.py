@@ -3,9 +3,15 @@
 from __future__ import annotations
 
 import os
+import uuid
+from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
+
+if TYPE_CHECKING:
+    from benchmarks.redis_server import RedisServer
 
 ROOT = Path(__file__).resolve().parents[1]
 SCHEMA_DIR = ROOT / "schema"
@@ -31,3 +37,27 @@ def synced_schemas() -> None:
     )
     if missing:
         sync(manifest, SCHEMA_DIR, missing, source_dir=SHARED_SCHEMAS)
+
+
+@pytest.fixture(scope="session")
+def redis_server() -> Iterator[RedisServer]:
+    """A private `redis-server` for the session (installed when missing; the
+    tests using it skip, saying why, when that cannot be done, except on CI,
+    which installs as root and must test against Redis)."""
+    from benchmarks.peers import PeerInstallError
+    from benchmarks.redis_server import RedisServer, ensure_redis_server
+
+    try:
+        binary = ensure_redis_server()
+    except PeerInstallError as exc:
+        if os.environ.get("CI"):
+            pytest.fail(f"CI could not install redis-server: {exc}")
+        pytest.skip(f"no redis-server to test against: {exc}")
+    with RedisServer(binary) as server:
+        yield server
+
+
+@pytest.fixture
+def redis_prefix() -> str:
+    """A key prefix no other test uses (tests share the session's server)."""
+    return f"test:{uuid.uuid4().hex}:"

@@ -1,7 +1,8 @@
 """An `App` keeping its tasks in an SQLite file, over Streamable HTTP, for
-the restart tests (the test kills it with SIGKILL and starts another).
+the restart tests (the test kills it with SIGKILL and starts another), or in
+Redis, for the tests of several servers on one Redis.
 
-Usage: task_restart_server.py DB PORT [CLOCK_OFFSET_S]
+Usage: task_restart_server.py DB|REDIS_URL#PREFIX PORT [CLOCK_OFFSET_S]
 
 The caller is whoever the `x-test-user` header names (a stand-in for OAuth,
 so a task's owner is the same before and after a restart). Tools, both
@@ -19,12 +20,19 @@ from typing import Any
 import anyio
 
 from mcp_codegen_runtime.app import App
+from mcp_codegen_runtime.stores.redis_tasks import RedisTaskStore
 from mcp_codegen_runtime.stores.sqlite_tasks import SQLiteTaskStore
+from mcp_codegen_runtime.stores.tasks import TaskStore
 from mcp_codegen_runtime.transports.http.auth import HttpRequest
 
 path, port, *rest = sys.argv[1:]
 offset = float(rest[0]) if rest else 0.0
-store = SQLiteTaskStore(path, clock=lambda: time.time() + offset)
+store: TaskStore
+if path.startswith("redis://"):
+    url, _, prefix = path.partition("#")
+    store = RedisTaskStore(url, prefix=prefix, clock=lambda: time.time() + offset)
+else:
+    store = SQLiteTaskStore(path, clock=lambda: time.time() + offset)
 app = App("restart", version="1.0.0", task_store=store)
 
 

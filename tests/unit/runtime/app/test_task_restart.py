@@ -41,7 +41,7 @@ def free_port() -> int:
 class Server:
     """One server process on the task file, killed with SIGKILL at the end."""
 
-    def __init__(self, db: Path, clock_offset_s: float = 0.0) -> None:
+    def __init__(self, db: Path | str, clock_offset_s: float = 0.0) -> None:
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}/mcp"
         self.process = subprocess.Popen(

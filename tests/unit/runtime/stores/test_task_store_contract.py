@@ -1,8 +1,8 @@
 """More of the `TaskStore` contract, beyond `test_tasks.py`, over the same
-stores (`test_tasks.STORE_FACTORIES`: a store joins the contract there) and
-under asyncio and trio: nested values are copies, a taken id stays taken,
-updates of nothing or of fixed fields, terminal tasks expire, list limits and
-a stale `after`, racing creates of one id.
+stores (`test_tasks.STORE_NAMES`: a store joins the contract there) and
+under asyncio and trio (Redis: asyncio only): nested values are copies, a
+taken id stays taken, updates of nothing or of fixed fields, terminal tasks
+expire, list limits and a stale `after`, racing creates of one id.
 """
 
 from __future__ import annotations
@@ -16,14 +16,28 @@ import pytest
 
 from mcp_codegen_runtime.stores.tasks import TaskExistsError, TaskRecord, TaskStore
 
-from .test_tasks import STORE_FACTORIES, Clock
+from .test_tasks import ASYNCIO_ONLY, STORE_NAMES, Clock, factory_for
 
 T0 = 1_800_000_000.25
 
 
-@pytest.fixture(params=["asyncio", "trio"])
-def anyio_backend(request: pytest.FixtureRequest) -> str:
+CASES = [
+    pytest.param((name, loop), id=f"{loop}-{name}")
+    for name in STORE_NAMES
+    for loop in ("asyncio", "trio")
+    if loop == "asyncio" or name not in ASYNCIO_ONLY
+]
+
+
+@pytest.fixture(params=CASES)
+def case(request: pytest.FixtureRequest) -> tuple[str, str]:
+    """(store, event loop): one axis, so an asyncio-only store has no trio case."""
     return request.param
+
+
+@pytest.fixture
+def anyio_backend(case: tuple[str, str]) -> str:
+    return case[1]
 
 
 @pytest.fixture
@@ -31,11 +45,11 @@ def clock() -> Clock:
     return Clock(T0)
 
 
-@pytest.fixture(params=sorted(STORE_FACTORIES))
+@pytest.fixture
 async def store(
-    request: pytest.FixtureRequest, tmp_path: Path, clock: Clock
+    request: pytest.FixtureRequest, case: tuple[str, str], tmp_path: Path, clock: Clock
 ) -> AsyncIterator[TaskStore]:
-    async with STORE_FACTORIES[request.param](clock, tmp_path) as made:
+    async with factory_for(case[0], request)(clock, tmp_path) as made:
         yield made
 
 

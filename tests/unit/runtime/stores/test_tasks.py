@@ -18,6 +18,7 @@ from typing import Any
 import anyio
 import pytest
 
+from mcp_codegen_runtime.stores.redis_tasks import RedisTaskStore
 from mcp_codegen_runtime.stores.sqlite_tasks import SQLiteTaskStore
 from mcp_codegen_runtime.stores.tasks import (
     MemoryTaskStore,
@@ -74,9 +75,34 @@ def anyio_backend() -> str:
     return "asyncio"
 
 
-@pytest.fixture(params=sorted(STORE_FACTORIES))
+STORE_NAMES = [*sorted(STORE_FACTORIES), "redis"]
+"""With Redis, whose factory needs the session's `redis-server` (`factory_for`)."""
+ASYNCIO_ONLY = frozenset({"redis"})
+"""Stores that run on asyncio only (redis-py's client)."""
+
+
+def factory_for(name: str, request: pytest.FixtureRequest) -> StoreFactory:
+    """The factory of store `name`; Redis's is made here, from the fixtures
+    `redis_server` (installed, or the test skips saying why) and `redis_prefix`."""
+    if name != "redis":
+        return STORE_FACTORIES[name]
+    url = request.getfixturevalue("redis_server").url
+    prefix = request.getfixturevalue("redis_prefix")
+
+    @asynccontextmanager
+    async def redis_store(clock: Clock, _tmp_path: Path) -> AsyncIterator[TaskStore]:
+        store = RedisTaskStore(url, prefix=prefix, clock=clock)
+        try:
+            yield store
+        finally:
+            await store.aclose()
+
+    return redis_store
+
+
+@pytest.fixture(params=STORE_NAMES)
 def store_factory(request: pytest.FixtureRequest) -> StoreFactory:
-    return STORE_FACTORIES[request.param]
+    return factory_for(request.param, request)
 
 
 @pytest.fixture
