@@ -2,5 +2,6 @@
 
 Each kind of state has a store interface and an in-memory store, the
 embedded default; durable stores (SQLite for one host, Redis for several
-instances) implement the same interface. Today: tasks (`tasks.py`).
+instances) implement the same interface. Today: tasks (`tasks.py`) and
+the events of resumable SSE streams (`events.py`).
 """
