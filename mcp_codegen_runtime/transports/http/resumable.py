@@ -8,11 +8,12 @@ attached to the stream, if any. The connection and the stream are apart:
 - when the client goes away, its connection is detached and the stream goes
   on being stored (a POST's until its responses, the GET stream's until the
   session ends or a new GET replaces it);
-- a GET with `Last-Event-ID` attaches a new connection (`attach`; one that
-  was still attached is ended, as its client has evidently lost it), gets
-  the stored events that followed that id (`EventStore.replay`), then the
-  live ones, each once: the connection is attached before the replay is
-  read, and live events the replay already gave are skipped.
+- a GET with `Last-Event-ID` attaches a new connection (`attach`), gets the
+  stored events that followed that id (`EventStore.replay`), then the live
+  ones, each once: the connection is attached before the replay is read,
+  and live events the replay already gave are skipped. Once the replay is
+  granted, the new connection takes the stream over (`take_over`): one that
+  was still attached is ended, as its client has evidently lost it.
 
 One task runs `pump`, so events are stored and sent in the order they were
 routed, however slow the store.
@@ -101,32 +102,37 @@ class StoredStream:
         self.store = store
         self.id = stream_id
         self.owner = owner
-        self.listener: Listener | None = None
+        self.listeners: list[Listener] = []
         self.done = anyio.Event()
         """Set once every message of the stream is stored."""
 
     def attach(self) -> Listener:
-        """A new connection for the stream's events; one still attached is
-        ended. A stream already done gives a listener closed at once."""
-        if self.listener is not None:
-            self.listener.close()
+        """A new connection for the stream's events, beside any other until
+        `take_over`. A stream already done gives a listener closed at once."""
         listener = Listener()
         if self.done.is_set():
             listener.close()
         else:
-            self.listener = listener
+            self.listeners.append(listener)
         return listener
+
+    def take_over(self, listener: Listener) -> None:
+        """Make `listener` the stream's only connection: the others end."""
+        for other in self.listeners:
+            if other is not listener:
+                other.close()
+        self.listeners = [listener] if listener in self.listeners else []
 
     def detach(self, listener: Listener) -> None:
         """`listener`'s connection is gone (events go on being stored)."""
         listener.end()
-        if self.listener is listener:
-            self.listener = None
+        if listener in self.listeners:
+            self.listeners.remove(listener)
 
     @property
     def attached(self) -> bool:
         """Whether a connection is listening."""
-        return self.listener is not None
+        return bool(self.listeners)
 
     async def prime(self) -> str:
         """Store a priming event (an id, no data); its id."""
@@ -139,16 +145,16 @@ class StoredStream:
             message = first if first is not None else await self._next()
             while message is not None:
                 event_id = await self.store.append(self.id, message)
-                if self.listener is not None:
-                    self.listener.put(event_id, message)
+                for listener in self.listeners:
+                    listener.put(event_id, message)
                 if self.source.completed_by(message):
                     return
                 message = await self._next()
         finally:
             self.done.set()
-            if self.listener is not None:
-                self.listener.close()
-                self.listener = None
+            for listener in self.listeners:
+                listener.close()
+            self.listeners = []
 
     async def _next(self) -> bytes | None:
         try:

@@ -859,6 +859,8 @@ class McpHttpApp:
             if live is not None and listener is not None:
                 live.detach(listener)
             raise _refuse(400, f"Cannot resume: {error}") from None
+        if live is not None and listener is not None:
+            live.take_over(listener)
         head = b"".join(sse_event(event.id, event.message) for event in replay.events)
         extra = {SESSION_HEADER: state.session_id}
         if live is None or listener is None:
