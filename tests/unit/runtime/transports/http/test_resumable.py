@@ -9,6 +9,7 @@ the client missed, in order, then what follows live.
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -160,8 +161,10 @@ async def kept_after(
 ) -> None:
     """Wait until the store holds `n` events after `event_id`."""
     with anyio.fail_after(LIMIT):
-        while len((await store.replay(event_id, owner)).events) < n:
-            await anyio.sleep(0.01)
+        while True:
+            if len((await store.replay(event_id, owner)).events) >= n:
+                return
+            await asyncio.sleep(0.01)
 
 
 def get_headers(session_id: str, last_event_id: str | None = None) -> dict[str, str]:
@@ -350,8 +353,10 @@ async def test_a_resume_past_evicted_events_is_refused() -> None:
             steps.gates[0].set()
             steps.gates[1].set()
             with anyio.fail_after(LIMIT):  # all 5 events stored, 2 kept
-                while app._live:  # pyright: ignore[reportPrivateUsage]
-                    await anyio.sleep(0.01)
+                while True:
+                    if not app._live:  # pyright: ignore[reportPrivateUsage]
+                        break
+                    await asyncio.sleep(0.01)
             refused = await client.get(url, headers=get_headers(session_id, priming.id))
             assert refused.status_code == 400
             assert "no longer kept" in error_of(refused)["message"]
