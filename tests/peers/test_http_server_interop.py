@@ -88,7 +88,9 @@ class RunningServer:
         self.stderr = tempfile.TemporaryFile()
         self.port = free_port()
         options, versions = (
-            (args[:1], args[1:]) if args[:1] == ("--legacy-sse",) else ((), args)
+            (args[:1], args[1:])
+            if args[:1] and args[0].startswith("--")
+            else ((), args)
         )
         command = [sys.executable, str(SERVER), *options, str(self.port), *versions]
         self.proc = subprocess.Popen(
@@ -247,6 +249,21 @@ def test_python_sdk_auto_mode_falls_back_to_a_legacy_session(
     report = python_client(peer_python, "auto", url)
     assert report["protocol_version"] == "2025-06-18"
     assert report["echo"] == python_echo("2025-06-18")
+    assert report["unknown_tool"] == UNKNOWN_TOOL
+    assert report["list_prompts"] == NO_PROMPTS
+
+
+@pytest.mark.parametrize("version", ["2025-06-18", "2025-11-25"])
+def test_python_sdk_client_against_a_stateless_server(
+    server: Server, peer_python: Path, version: str
+) -> None:
+    report = python_client(
+        peer_python, "legacy", server("--stateless", version) + "/mcp"
+    )
+    assert report["connected"] is True
+    assert report["protocol_version"] == version
+    assert report["tools"] == ["echo"]
+    assert report["echo"] == python_echo(version)
     assert report["unknown_tool"] == UNKNOWN_TOOL
     assert report["list_prompts"] == NO_PROMPTS
 

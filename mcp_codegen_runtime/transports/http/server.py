@@ -416,13 +416,18 @@ class McpHttpApp:
         if isinstance(message, Batch) and not message.items:
             raise _refuse(400, "an empty batch")
         authorize_requests(self.auth, self.required_scopes, principal, message)
-        if isinstance(message, Batch):
+        stateless = self.stateless and bool(self.session.legacy_versions)
+        if isinstance(message, Batch) and not stateless:
             await self._post_legacy(headers, body, message, receive, send, principal)
             return
-        if self._modern is not None and self._is_modern(headers, message):
+        if (
+            self._modern is not None
+            and isinstance(message, Envelope)
+            and self._is_modern(headers, message)
+        ):
             await self._post_modern(headers, message, receive, send, principal)
             return
-        if self.stateless and self.session.legacy_versions:
+        if stateless:
             await self._post_stateless(headers, message, receive, send, principal)
             return
         await self._post_legacy(headers, body, message, receive, send, principal)
