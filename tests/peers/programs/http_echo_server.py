@@ -2,7 +2,9 @@
 
 Run it with this repository's python::
 
-    python tests/peers/programs/http_echo_server.py [--legacy-sse|--stateless] PORT [VERSION ...]
+    python tests/peers/programs/http_echo_server.py [OPTION] PORT [VERSION ...]
+
+OPTION is ``--legacy-sse`` or ``--stateless``.
 
 VERSIONS default to echo_session's (2025-06-18, 2025-11-25, 2026-07-28).
 
