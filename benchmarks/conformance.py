@@ -2,7 +2,8 @@
 
     python -m benchmarks.conformance http://127.0.0.1:PORT/mcp [--json FILE]
 
-Three runs, each on Node.js 22 (`benchmarks.node22` installs everything):
+Three runs, each on Node.js 22 (`benchmarks.node22` installs everything),
+and, with `--tasks`, one more per scenario of the tasks extension:
 
 - `0.1.16 all`: conformance 0.1.16, `server --url URL --suite all`, every server
   scenario of the stable suite, pending ones included, each checked at the
@@ -14,6 +15,11 @@ Three runs, each on Node.js 22 (`benchmarks.node22` installs everything):
   stateless per-request `_meta` envelope for 2026-07-28. Scenarios the
   revision runs without requiring (extensions, pending ones, ones added after
   its release) are reported as "not scored" and move neither figure nor verdict.
+- `tasks-*`: conformance 0.2.0-alpha.12, `server --url URL --scenario NAME`, the
+  ten scenarios of the 2026-07-28 tasks extension (SEP-2663), which no
+  `--requirements` run scores. `tasks-status-notifications` only reports
+  SKIPPED (the harness does not check status notifications yet): it counts as
+  run and passed, since none of its checks fails.
 
 How the harness reports, and how this reads it: it prints on stdout, per
 scenario, `Running client scenario 'NAME' against server: URL` and (with
@@ -73,6 +79,25 @@ RUNS = (
     Run("2026-07-28", node22.CONFORMANCE_ALPHA, ("--requirements", "2026-07-28")),
 )
 """The three runs `main` makes, in order."""
+
+TASK_SCENARIOS = (
+    "tasks-lifecycle",
+    "tasks-capability-negotiation",
+    "tasks-wire-fields",
+    "tasks-request-state-removal",
+    "tasks-mrtr-input",
+    "tasks-request-headers",
+    "tasks-dispatch-and-envelope",
+    "tasks-status-notifications",
+    "tasks-required-task-error",
+    "tasks-mrtr-composition",
+)
+"""The scenarios of the tasks extension in 0.2.0-alpha.12."""
+
+TASK_RUNS = tuple(
+    Run(name, node22.CONFORMANCE_ALPHA, ("--scenario", name)) for name in TASK_SCENARIOS
+)
+"""One run per tasks scenario (`main --tasks`)."""
 
 
 class ConformanceParseError(RuntimeError):
@@ -355,11 +380,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--run",
         action="append",
-        choices=[run.name for run in RUNS],
+        choices=[run.name for run in RUNS + TASK_RUNS],
         help="make only this run (repeatable; default: all three)",
     )
+    parser.add_argument(
+        "--tasks", action="store_true", help="also run the ten tasks-* scenarios"
+    )
     args = parser.parse_args(argv)
-    runs = [run for run in RUNS if not args.run or run.name in args.run]
+    every = RUNS + TASK_RUNS if args.tasks else RUNS
+    runs = [run for run in every if not args.run or run.name in args.run]
     try:
         results = run_all(args.url, runs, echo=lambda msg: print(msg, file=sys.stderr))
     except (

@@ -20,6 +20,7 @@ from typing import Any
 
 from mcp_codegen_runtime.app import App, Context
 from mcp_codegen_runtime.app.context import elicit_params, sample_params
+from mcp_codegen_runtime.errors import ErrorCode, RpcError
 
 IMAGE = (
     "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8"
@@ -323,6 +324,75 @@ def test_missing_capability(ctx: Context) -> str:
     """Needs the client's sampling capability (-32021 without it)"""
     ctx.require_capabilities("sampling")
     return "Success"
+
+
+# --- 2026-07-28 tasks extension (SEP-2663): the tasks-* scenarios ---------------
+
+
+@app.tool()
+def greet(name: str) -> str:
+    """Greets by name (never a task)"""
+    return f"Hello, {name}!"
+
+
+@app.tool(task_support="optional")
+async def slow_compute(seconds: float, label: str = "") -> str:
+    """Sleeps `seconds`, then answers (a task for clients of the extension;
+    cancellable)"""
+    await asyncio.sleep(seconds)
+    return f"Computed {label or 'result'} after {seconds:g}s"
+
+
+@app.tool(task_support="required")
+async def failing_job() -> str:
+    """Fails with a tool execution error after about a second"""
+    await asyncio.sleep(1)
+    raise RuntimeError("the job failed")
+
+
+@app.tool(task_support="optional")
+async def protocol_error_job() -> str:
+    """Fails with a JSON-RPC error (the task ends `failed`)"""
+    raise RpcError(ErrorCode.INTERNAL_ERROR, "the job crashed")
+
+
+@app.tool(task_support="optional")
+async def confirm_delete(filename: str, ctx: Context) -> str:
+    """Asks the user to confirm, then 'deletes' the file"""
+    schema = {
+        "type": "object",
+        "properties": {"confirm": {"type": "boolean"}},
+        "required": ["confirm"],
+    }
+    result = await ctx.elicit(f"Delete {filename}?", schema)
+    confirmed = (result.get("content") or {}).get("confirm") is True
+    accepted = result.get("action") == "accept" and confirmed
+    return f"Deleted {filename}" if accepted else f"Kept {filename}"
+
+
+@app.tool(task_support="optional")
+async def multi_input(ctx: Context) -> str:
+    """Asks two questions at once (two input requests pending together)"""
+    schema = {"type": "object", "properties": {"name": {"type": "string"}}}
+    answers = await ctx.ask_many(
+        {
+            "first": ("elicitation/create", elicit_params("First?", schema)),
+            "second": ("elicitation/create", elicit_params("Second?", schema)),
+        }
+    )
+    names = [(a.get("content") or {}).get("name") for a in answers.values()]
+    return f"Got {names[0]} and {names[1]}"
+
+
+@app.tool(task_support="required", task_start="explicit")
+async def test_tool_with_task(ctx: Context) -> str:
+    """Asks the user's name in an InputRequiredResult round, then becomes a
+    task that greets them"""
+    result = await ctx.elicit("What is your name?", NAME_SCHEMA, key="user_name")
+    await ctx.start_task()
+    name = (result.get("content") or {}).get("name")
+    await asyncio.sleep(0.1)
+    return f"Hello, {name}!"
 
 
 # --- 2026-07-28 InputRequiredResult rounds (SEP-2322) ------------------------------

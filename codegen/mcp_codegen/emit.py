@@ -135,11 +135,20 @@ def format_python(source: str) -> str:
 
 
 def header(rev: ir.Revision) -> dict[str, str]:
+    extension, _, version = rev.name.partition("@") if rev.extension else ("", "", "")
     return {
         "revision": rev.name,
         "sha256": rev.sha256,
         "version": __version__,
         "runtime": RUNTIME,
+        "source": f"schema/{rev.source or rev.name + '/schema.json'}",
+        "title": (
+            f"the MCP extension {extension} ({version})"
+            if rev.extension
+            else f"MCP revision {rev.name}"
+        ),
+        "extension": extension,
+        "extension_version": version,
     }
 
 
@@ -153,6 +162,40 @@ def render_revision(rev: ir.Revision) -> dict[str, str]:
         f"{base}/__init__.py": render_init(rev),
         f"{base}/py.typed": "",
     }
+
+
+EXTENSIONS_PACKAGE = f"{PACKAGE}/extensions"
+"""Where extensions' subpackages go."""
+
+
+def version_constants(rev: ir.Revision) -> list[str]:
+    """The constants naming what a `types.py` is of."""
+    if rev.extension:
+        return ["EXTENSION_ID", "EXTENSION_VERSION"]
+    return ["PROTOCOL_VERSION"]
+
+
+def render_extension(rev: ir.Revision) -> dict[str, str]:
+    """The files of one extension's subpackage: its types and method table
+    (the server session dispatches through the table; no stubs)."""
+    base = f"{EXTENSIONS_PACKAGE}/{rev.module}"
+    return {
+        f"{base}/types.py": render_types(rev),
+        f"{base}/methods.py": render_methods(rev),
+        f"{base}/__init__.py": render_init(rev),
+        f"{base}/py.typed": "",
+    }
+
+
+def render_extensions_root(extensions: tuple[ir.Revision, ...]) -> str:
+    """`extensions/__init__.py`: the module of each extension, by identifier."""
+    return _template(
+        "extensions_init.py.jinja",
+        version=__version__,
+        extensions=[
+            {"id": header(r)["extension"], "module": r.module} for r in extensions
+        ],
+    )
 
 
 def render_package(
@@ -189,7 +232,7 @@ def render_types(rev: ir.Revision) -> str:
         _struct_view(d, imports) for d in rev.decls if isinstance(d, ir.StructDecl)
     ]
     aliases = _alias_views(rev, imports)
-    names = sorted([d.name for d in rev.decls] + ["PROTOCOL_VERSION"])
+    names = sorted([d.name for d in rev.decls] + version_constants(rev))
     return _template(
         "types.py.jinja",
         h=header(rev),
@@ -319,11 +362,14 @@ def exports(rev: ir.Revision) -> dict[str, list[str]]:
 
     methods = [constant_of(m) for m in rev.methods]
     methods += [c.name for c in rev.meta_keys + rev.error_codes] + ["METHODS"]
-    return {
-        "types": sorted([d.name for d in rev.decls] + ["PROTOCOL_VERSION"]),
+    found = {
+        "types": sorted([d.name for d in rev.decls] + version_constants(rev)),
         "methods": sorted(methods),
         "dispatch": ["Client", "ClientHandlers", "ServerHandlers"],
     }
+    if rev.extension:
+        del found["dispatch"]
+    return found
 
 
 def render_init(rev: ir.Revision) -> str:

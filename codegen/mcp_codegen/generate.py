@@ -8,8 +8,15 @@ from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from .emit import PACKAGE, render_package, render_revision
-from .pipeline import load_revision
+from .emit import (
+    EXTENSIONS_PACKAGE,
+    PACKAGE,
+    render_extension,
+    render_extensions_root,
+    render_package,
+    render_revision,
+)
+from .pipeline import load_extension, load_revision
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -49,7 +56,12 @@ def render_all(manifest: Manifest, schema_dir: Path) -> dict[str, str]:
         results = [_build_and_render(pin, schema_dir) for pin in pins]
     revisions = tuple(rev for rev, _ in results)
     rendered = {path: text for _, files in results for path, text in files.items()}
-    return render_package(revisions, latest_dated(manifest), rendered)
+    files = render_package(revisions, latest_dated(manifest), rendered)
+    extensions = tuple(load_extension(schema_dir, pin) for pin in manifest.extensions)
+    for ext in extensions:
+        files.update(render_extension(ext))
+    files[f"{EXTENSIONS_PACKAGE}/__init__.py"] = render_extensions_root(extensions)
+    return files
 
 
 def _build_and_render(

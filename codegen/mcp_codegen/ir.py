@@ -175,6 +175,10 @@ class Revision(Frozen, frozen=True, tag="revision"):
     definition_names: tuple[str, ...]
     meta_keys: tuple[Constant, ...] = ()
     error_codes: tuple[Constant, ...] = ()
+    extension: str = ""
+    """The extension identifier when this is an extension's schema, else ""."""
+    source: str = ""
+    """The schema file, relative to the schema folder ("" for `<name>/schema.json`)."""
 
     def decl(self, name: str) -> Decl:
         """Return the declaration called `name`."""

@@ -1,4 +1,5 @@
-"""The schema manifest (`schema/manifest.toml`): pinned revisions, in protocol order."""
+"""The schema manifest (`schema/manifest.toml`): pinned revisions, in protocol
+order, and the extensions whose schemas the project keeps under `schema/`."""
 
 from __future__ import annotations
 
@@ -35,11 +36,53 @@ class PinnedRevision:
 
 
 @dataclass(frozen=True)
+class PinnedExtension:
+    """One extension's schema: committed under `schema/` (not synced), since
+    the specification publishes none for it, with the source it was written
+    from.
+
+    Attributes:
+        id: the extension identifier (`io.modelcontextprotocol/tasks`).
+        version: the core revision the schema was written against.
+        path: the schema file, relative to the schema folder.
+        source: where its content comes from (a SEP, a schema.ts).
+    """
+
+    id: str
+    version: str
+    path: str
+    sha256: str
+    dialect: str
+    source: str
+
+    @property
+    def name(self) -> str:
+        """The label used in errors and headers (`id@version`)."""
+        return f"{self.id}@{self.version}"
+
+    @property
+    def module(self) -> str:
+        """The Python module name (`io_modelcontextprotocol_tasks`)."""
+        return "".join(c if c.isalnum() else "_" for c in self.id.lower())
+
+    def as_revision_pin(self) -> PinnedRevision:
+        """The pin the revision loader checks (extensions are modern-era)."""
+        return PinnedRevision(
+            name=self.name,
+            url=self.source,
+            sha256=self.sha256,
+            dialect=self.dialect,
+            era="modern",
+        )
+
+
+@dataclass(frozen=True)
 class Manifest:
-    """All pinned revisions, oldest first."""
+    """All pinned revisions, oldest first, and the extensions' schemas."""
 
     path: Path
     revisions: tuple[PinnedRevision, ...]
+    extensions: tuple[PinnedExtension, ...] = ()
 
     @property
     def names(self) -> tuple[str, ...]:
@@ -85,6 +128,16 @@ class Manifest:
             f"era = {_toml_str(rev.era)}\n"
             for rev in self.revisions
         ]
+        blocks += [
+            "[[extension]]\n"
+            f"id = {_toml_str(ext.id)}\n"
+            f"version = {_toml_str(ext.version)}\n"
+            f"path = {_toml_str(ext.path)}\n"
+            f"sha256 = {_toml_str(ext.sha256)}\n"
+            f"dialect = {_toml_str(ext.dialect)}\n"
+            f"source = {_toml_str(ext.source)}\n"
+            for ext in self.extensions
+        ]
         self.path.write_text(header + "\n".join(blocks), encoding="utf-8")
 
 
@@ -122,4 +175,19 @@ def load_manifest(schema_dir: Path) -> Manifest:
             raise SchemaLoadError(f"{path}: a revision lacks {exc}") from exc
     if not revisions:
         raise SchemaLoadError(f"{path} pins no revision")
-    return Manifest(path=path, revisions=tuple(revisions))
+    extensions: list[PinnedExtension] = []
+    for entry in data.get("extension", []):
+        try:
+            extensions.append(
+                PinnedExtension(
+                    id=entry["id"],
+                    version=entry["version"],
+                    path=entry["path"],
+                    sha256=entry["sha256"],
+                    dialect=entry["dialect"],
+                    source=entry["source"],
+                )
+            )
+        except KeyError as exc:
+            raise SchemaLoadError(f"{path}: an extension lacks {exc}") from exc
+    return Manifest(path=path, revisions=tuple(revisions), extensions=tuple(extensions))

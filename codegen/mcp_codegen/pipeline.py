@@ -1,4 +1,5 @@
-"""The generator pipeline: manifest -> schema -> overrides -> IR."""
+"""The generator pipeline: manifest -> schema -> overrides -> IR (revisions and
+extensions)."""
 
 from __future__ import annotations
 
@@ -6,9 +7,12 @@ import hashlib
 import json
 from typing import TYPE_CHECKING, Any
 
+import msgspec
+
 from .build import build_revision
-from .load import from_document, load_schema
-from .manifest import Era, PinnedRevision
+from .errors import SchemaLoadError
+from .load import from_document, load_schema, parse_schema
+from .manifest import Era, PinnedExtension, PinnedRevision
 from .overrides import apply_patches, load_patches
 
 if TYPE_CHECKING:
@@ -27,6 +31,24 @@ def load_revision(schema_dir: Path, pin: PinnedRevision) -> ir.Revision:
     patches = load_patches(schema_dir, pin.name)
     document = apply_patches(schema.document, patches, pin.name)
     return build_revision(schema, document[schema.definitions_key])
+
+
+def load_extension(schema_dir: Path, pin: PinnedExtension) -> ir.Revision:
+    """Load, check and build an extension's committed schema (no overrides).
+
+    Raises:
+        CodegenError: any problem, naming the extension and JSON pointer.
+    """
+    path = schema_dir / pin.path
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise SchemaLoadError(f"{path} is missing", revision=pin.name) from exc
+    schema = parse_schema(data, pin.as_revision_pin(), str(path))
+    rev = build_revision(schema, schema.definitions)
+    return msgspec.structs.replace(
+        rev, module=pin.module, extension=pin.id, source=pin.path
+    )
 
 
 def revision_from_document(

@@ -41,6 +41,15 @@ fetches `tasks/result`, lists and cancels. "required" refuses a plain call,
 in `task_store` (memory by default) and are run by `app.tasks`, a
 `TaskManager` (`task_options` are its settings: TTLs, poll interval, limits).
 
+Tasks (2026-07-28): the same tools are tasks for 2026 requests that
+negotiated the `io.modelcontextprotocol/tasks` extension (SEP-2663,
+advertised under `capabilities.extensions` when a tool supports tasks; see
+`protocol.tasks_extension`): the server decides, so such a call answers
+`resultType: "task"`; without the extension "optional" runs as a plain call
+and "required" is -32021. `task_start="explicit"` lets the tool gather input
+in ordinary `InputRequiredResult` rounds first and become a task when it
+calls `await ctx.start_task()`.
+
 Scopes: `scopes=[...]` on a tool, resource, template or prompt names the
 OAuth scopes a caller needs to see it listed and to use it (see `access.py`;
 served over HTTP with `auth=`, a call without them is 403
@@ -59,19 +68,21 @@ import anyio
 import msgspec
 
 from ..errors import ErrorCode, RpcError
+from ..protocol.extensions import missing_extension, negotiated
 from .access import ScopeTable, insufficient_scope
 from .calls import DEFAULT_MAX_THREADS, call, runs_in_thread
 from .changes import AppSession, ChangeFeed
 from .context import Context
 from .prompts import PromptSpec
 from .resources import RESOURCE_NOT_FOUND, ResourceSpec, TemplateSpec, contents_of
-from .tools import TASK_SUPPORT, ToolSpec
+from .tools import TASK_STARTS, TASK_SUPPORT, ToolSpec
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Mapping, Sequence
 
+    from mcp_codegen_runtime.protocol.extensions import Extension
     from mcp_codegen_runtime.protocol.session import ServerSession
-    from mcp_codegen_runtime.stores.tasks import TaskStore
+    from mcp_codegen_runtime.stores.tasks import TaskRecord, TaskStore
 
 __all__ = ["App"]
 
@@ -140,7 +151,10 @@ class App:
         self.access = ScopeTable()
         """The scopes each item needs."""
         self.tasks = TaskManager(task_store, **(task_options or {}))
-        """Runs the tools called as tasks (2025-11-25)."""
+        """Runs the tools called as tasks (both eras)."""
+        self.tasks.add_listener(self._task_changed)
+        self.extensions: list[Extension] = []
+        """Extensions offered besides tasks (see `add_extension`)."""
 
     # -- registration --
 
@@ -153,6 +167,7 @@ class App:
         annotations: Mapping[str, Any] | None = None,
         icons: list[dict[str, Any]] | None = None,
         task_support: str | None = None,
+        task_start: str = "immediate",
         headers: Mapping[str, str] | None = None,
         input_schema: Mapping[str, Any] | None = None,
         run_in_thread: bool = True,
@@ -161,12 +176,18 @@ class App:
         """Register a function as a tool (see `tools.py` for the mapping);
         `input_schema` lists a hand-written schema instead of the derived one;
         `run_in_thread=False` calls a plain function on the event loop;
-        `scopes` are the OAuth scopes a caller needs to see and call it."""
+        `scopes` are the OAuth scopes a caller needs to see and call it;
+        `task_support` and `task_start` make its calls tasks (`tasks.py`).
 
+        Raises:
+            ValueError: an unknown `task_support` or `task_start`.
+        """
         if task_support is not None and task_support not in TASK_SUPPORT:
             raise ValueError(
                 f"task_support must be one of {sorted(TASK_SUPPORT)}: {task_support!r}"
             )
+        if task_start not in TASK_STARTS:
+            raise ValueError(f"task_start must be one of {sorted(TASK_STARTS)}")
 
         def register(func: F) -> F:
             spec = ToolSpec.from_function(
@@ -182,6 +203,7 @@ class App:
                 input_schema=input_schema,
                 run_in_thread=run_in_thread,
             )
+            spec.task_start = task_start
             if spec.name in self.tools:
                 raise ValueError(f"tool {spec.name!r} is already registered")
             self.access.set("tool", spec.name, scopes)
@@ -259,6 +281,12 @@ class App:
             return func
 
         return register
+
+    def add_extension(self, extension: Extension) -> None:
+        """Offer an extension (SEP-2133): its settings are advertised under
+        `capabilities.extensions` to 2026 clients, its methods served to the
+        requests that negotiated it (see `protocol.extensions`)."""
+        self.extensions.append(extension)
 
     def remove_tool(self, name: str) -> None:
         """Unregister a tool (KeyError when there is none of that name)."""
@@ -580,6 +608,13 @@ class App:
             raise RpcError(ErrorCode.INVALID_PARAMS, f"Unknown tool: {name}")
         return spec.task_support or "forbidden"
 
+    def task_start(self, method: str, params: bytes | None) -> str:
+        """When a 2026 `tools/call` becomes a task: "immediate", or
+        "explicit" (at `ctx.start_task()`)."""
+        name = msgspec.json.decode(params or b"{}", type=_ToolName).name
+        spec = self.tools.get(name) if isinstance(name, str) else None
+        return "immediate" if spec is None else spec.task_start
+
     def task_tools(self) -> list[str]:
         """The tools a client may call as a task."""
         return [
@@ -587,6 +622,47 @@ class App:
             for name, spec in self.tools.items()
             if spec.task_support in ("optional", "required")
         ]
+
+    async def watched_tasks(self, asked: Any) -> dict[str, dict[str, Any]]:
+        """The tasks a 2026 `subscriptions/listen` may watch among the
+        `taskIds` it asked for (those the caller may `tasks/get`), each with
+        its `DetailedTask` now.
+
+        Raises:
+            RpcError: -32021 when it asks for any without having negotiated
+                the tasks extension.
+        """
+        from mcp_codegen_runtime.protocol.tasks_extension import (
+            TASKS,
+            caller,
+            detailed,
+        )
+
+        names: object = asked
+        if not isinstance(names, list) or not names:
+            return {}
+        if not negotiated(TASKS):
+            raise missing_extension(TASKS)
+        owner = caller()
+        found: dict[str, dict[str, Any]] = {}
+        for task_id in typing.cast("list[object]", names):
+            if not isinstance(task_id, str) or task_id in found:
+                continue
+            try:
+                record = await self.tasks.get(owner, task_id)
+            except RpcError:
+                continue  # unknown or not the caller's: not acknowledged
+            if record.era == "2026-07-28":
+                found[task_id] = detailed(record)
+        return found
+
+    async def _task_changed(self, record: TaskRecord) -> None:
+        """A task's status changed: tell the 2026 subscriptions watching it."""
+        if record.era != "2026-07-28" or not self.changes.listeners:
+            return
+        from mcp_codegen_runtime.protocol.tasks_extension import detailed
+
+        await self.changes.publish_task(record.task_id, detailed(record))
 
     def tool_input_schema(self, name: str) -> dict[str, Any] | None:
         """A tool's `inputSchema` (for the HTTP server's `Mcp-Param-*` checks)."""
@@ -645,6 +721,8 @@ class App:
             tasks=self.tasks,
             task_requests=("tools/call",) if self.task_tools() else (),
             task_support=self.task_support,
+            task_start=self.task_start,
+            extensions=self.extensions,
         )
 
     def asgi(self, **options: Any) -> Any:

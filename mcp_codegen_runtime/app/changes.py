@@ -14,6 +14,12 @@ the subscription id (the listen request's id) in
 cancelled (over HTTP: the client closes the stream) or the app ends its
 subscriptions (`App.end_subscriptions()`).
 
+Task status (the 2026 tasks extension, SEP-2663): a subscription whose
+filter names `taskIds` (of tasks the caller may see; the request must have
+negotiated the extension, else -32021) gets `notifications/tasks`, the
+`DetailedTask` as `tasks/get` would answer it, at once and then after each
+status change of those tasks.
+
 Resource updates (`App.notify_resource_updated(uri)`) go as
 `notifications/resources/updated` to the legacy connections that subscribed
 to the URI (`resources/subscribe`) and to the 2026 subscriptions whose
@@ -61,6 +67,7 @@ FILTER_FIELDS = {
 """The `SubscriptionFilter` field asking for each list's changes."""
 
 ACKNOWLEDGED = "notifications/subscriptions/acknowledged"
+TASK_STATUS = "notifications/tasks"
 RESOURCE_UPDATED = "notifications/resources/updated"
 SUBSCRIPTION_ID = "io.modelcontextprotocol/subscriptionId"
 
@@ -81,12 +88,15 @@ class Listener:
         subscription_id: RequestId,
         kinds: set[str],
         resources: frozenset[str] = frozenset(),
+        task_ids: frozenset[str] = frozenset(),
     ):
         self.peer = peer
         self.subscription_id = subscription_id
         self.kinds = kinds
         self.resources = resources
         """The resource URIs whose updates this subscription receives."""
+        self.task_ids = task_ids
+        """The tasks whose status changes this subscription receives."""
         self.ended = anyio.Event()
 
     @property
@@ -150,6 +160,13 @@ class ChangeFeed:
                 await listener.peer.notify(method, {"_meta": listener.meta})
             except Exception:  # the subscription's stream is gone
                 logger.debug("%s not sent to subscription", method)
+
+    async def publish_task(self, task_id: str, task: Mapping[str, Any]) -> None:
+        """Send a task's `DetailedTask` (builtins) to the subscriptions that
+        asked for it."""
+        for listener in list(self.listeners):
+            if task_id in listener.task_ids:
+                await tell_task(listener, task)
 
     def subscribe(self, peer: Peer, uri: str) -> None:
         """A legacy connection's `resources/subscribe`."""
@@ -235,6 +252,15 @@ class AppSession(ServerSession):
         return AppConnection(self)
 
     __call__ = handler
+
+
+async def tell_task(listener: Listener, task: Mapping[str, Any]) -> None:
+    """Send one `notifications/tasks` on a subscription (dropped when its
+    stream is gone)."""
+    try:
+        await listener.peer.notify(TASK_STATUS, {**task, "_meta": listener.meta})
+    except Exception:  # the subscription's stream is gone
+        logger.debug("task status not sent to subscription")
 
 
 def honoured(

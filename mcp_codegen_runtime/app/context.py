@@ -95,6 +95,15 @@ class Context:
         unless the client declared every capability named."""
         require_client_capabilities(*names)
 
+    async def start_task(self) -> None:
+        """Answer the call with a task now and go on as its body (a tool
+        registered with `task_start="explicit"`, called by a 2026 client of
+        the tasks extension). Nothing happens where the call cannot be a
+        task: it simply goes on."""
+        from mcp_codegen_runtime.protocol.tasks_extension import start_task
+
+        await start_task()
+
     @property
     def state(self) -> Any:
         """The handler's own state kept across 2026 rounds (None at first)."""

@@ -22,7 +22,7 @@ from mcp_codegen_runtime.jsonrpc.connection import current_request
 from mcp_codegen_types import v2025_11_25 as legacy, v2026_07_28 as modern
 
 from ..errors import ErrorCode, RpcError
-from .changes import ACKNOWLEDGED, FILTER_FIELDS, Listener, honoured
+from .changes import ACKNOWLEDGED, FILTER_FIELDS, Listener, honoured, tell_task
 from .resources import RESOURCE_NOT_FOUND
 
 if TYPE_CHECKING:
@@ -78,6 +78,7 @@ class Registry(Protocol):
     def unsubscribe(self, uri: str) -> dict[str, Any]: ...
     def offered_changes(self) -> set[str]: ...
     def has_resource(self, uri: str) -> bool: ...
+    async def watched_tasks(self, asked: Any) -> dict[str, dict[str, Any]]: ...
 
 
 NO_CACHE = {"cacheScope": "private", "ttlMs": 0}
@@ -241,21 +242,24 @@ class ModernHandlers(modern.ServerHandlers):
         """Acknowledge the honoured part of the filter, then forward the
         matching list_changed notifications until cancelled or ended."""
         request = current_request()
-        accepted = honoured(
-            to_builtins(params.notifications),
-            self.app.offered_changes(),
-            self.app.has_resource,
-        )
+        asked = to_builtins(params.notifications)
+        accepted = honoured(asked, self.app.offered_changes(), self.app.has_resource)
+        tasks = await self.app.watched_tasks(asked.get("taskIds"))
+        if tasks:
+            accepted["taskIds"] = list(tasks)
         listener = Listener(
             request.connection,
             request.request_id,
             {kind for kind, field in FILTER_FIELDS.items() if field in accepted},
             frozenset(accepted.get("resourceSubscriptions", ())),
+            frozenset(tasks),
         )
         await request.connection.notify(
             ACKNOWLEDGED, {"notifications": accepted, "_meta": listener.meta}
         )
         self.app.changes.add(listener)
+        for task in tasks.values():  # where they are now: no change is missed
+            await tell_task(listener, task)
         try:
             await listener.ended.wait()
         finally:

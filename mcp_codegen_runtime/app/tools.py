@@ -86,6 +86,8 @@ def describe(
 
 TASK_SUPPORT = frozenset({"forbidden", "optional", "required"})
 """The values of a tool's `execution.taskSupport`."""
+TASK_STARTS = frozenset({"immediate", "explicit"})
+"""When a 2026 task call becomes a task: at once, or at `ctx.start_task()`."""
 
 
 @dataclass
@@ -103,6 +105,8 @@ class ToolSpec:
     listing: dict[str, Any] = field(default_factory=dict[str, Any])
     threaded: bool = False
     """Whether calls run in a worker thread (see `calls.py`)."""
+    task_start: str = "immediate"
+    """When a 2026 task call becomes a task (`TASK_STARTS`)."""
 
     @property
     def task_support(self) -> str | None:

@@ -47,6 +47,9 @@ Decisions worth knowing:
   served by the handler of the nearest revision (same era first), with params
   and results converted (see `adapt`). A legacy request served by a modern
   handler gets a `_meta` envelope built from the handshake.
+- `extensions=` adds extensions (SEP-2133, see `extensions`): advertised
+  under `capabilities.extensions` where the revision has the field, their
+  methods served to modern requests that negotiated them (else -32021).
 - A handler asks the client for input with `client_requests.request_client`,
   one call for both eras: a request over the connection (legacy), or an
   `InputRequiredResult` round with a sealed `requestState` (modern).
@@ -104,6 +107,7 @@ from .client_requests import (
     seal_answers,
     set_exchange,
 )
+from .extensions import EXTENSIONS, ExtensionResult, missing_extension, negotiated
 from .meta import (
     META_CLIENT_CAPABILITIES,
     META_CLIENT_INFO,
@@ -114,6 +118,7 @@ from .meta import (
 from .request_state import RequestStateSealer, request_binding
 from .tasks import wire2025
 from .tasks.owner import owner_of
+from .tasks_extension import TASKS, TasksExtension
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Collection, Iterator, Sequence
@@ -122,6 +127,7 @@ if TYPE_CHECKING:
     from mcp_codegen_runtime.codec.spec import Handlers
     from mcp_codegen_runtime.stores.tasks import TaskRecord
 
+    from .extensions import Extension
     from .tasks.handle import TaskHandle
     from .tasks.manager import TaskManager
 
@@ -378,18 +384,25 @@ class ServerSession:
             caller it was issued to may send it again (it is not single-use).
         list_changed: advertise `listChanged: true` for tools, prompts and
             resources (the server sends their list_changed notifications).
+        extensions: the extensions offered (see `extensions`).
         tasks: the `TaskManager` running task-augmented requests (None: no
             tasks; `params.task` is then ignored and `tasks/*` is -32601).
         task_requests: the methods that may be task-augmented (2025-11-25:
-            declared under `capabilities.tasks.requests`, e.g. "tools/call").
+            declared under `capabilities.tasks.requests`, e.g. "tools/call";
+            2026: served as tasks to requests that negotiated the tasks
+            extension, which the session then offers; see `tasks_extension`).
         task_support: `(method, raw params)` -> "optional", "required" or
             "forbidden" for one request (default "optional"); a plain
             request that requires a task, or a task-augmented one that
-            forbids it, is -32601 (a tool's `execution.taskSupport`).
+            forbids it, is -32601 (a tool's `execution.taskSupport`; 2026:
+            -32021 naming the extension).
+        task_start: `(method, raw params)` -> "immediate" (default) or
+            "explicit": a 2026 task request answered with its task only when
+            the handler calls `tasks_extension.start_task()`.
 
     Raises:
-        ValueError: no handlers, two for the same revision, or an unknown
-            version.
+        ValueError: no handlers, two for the same revision, an unknown
+            version, or two extensions claiming one id or method.
         TypeError: an object that is not generated server handlers.
     """
 
@@ -405,9 +418,11 @@ class ServerSession:
         state_key: bytes | None = None,
         state_ttl_s: float = 600.0,
         list_changed: bool = False,
+        extensions: Sequence[Extension] = (),
         tasks: TaskManager | None = None,
         task_requests: Collection[str] = (),
         task_support: Callable[[str, bytes | None], str] | None = None,
+        task_start: Callable[[str, bytes | None], str] | None = None,
     ) -> None:
         if not handlers:
             raise ValueError("a session needs at least one revision's handlers")
@@ -425,6 +440,7 @@ class ServerSession:
         )
         """The methods a requestor may augment with a task."""
         self.task_support = task_support
+        self.task_start = task_start
         self.revisions: Mapping[str, Revision] = revisions
         """Every revision served, by version, oldest first (built on first use)."""
         self.legacy_versions: tuple[str, ...] = tuple(
@@ -435,6 +451,17 @@ class ServerSession:
             v for v in revisions if v in modern
         )
         """Served modern versions, oldest first."""
+        self.extensions: dict[str, Extension] = {}
+        """The extensions offered, by id."""
+        self._extension_methods: dict[str, Extension] = {}
+        for extension in extensions:
+            self.add_extension(extension)
+        self.tasks_extension: TasksExtension | None = None
+        """The 2026 tasks extension, when the session runs tasks and serves
+        a modern revision."""
+        if tasks is not None and self.task_requests and self.modern_versions:
+            self.tasks_extension = TasksExtension(tasks)
+            self.add_extension(self.tasks_extension.extension())
         self._capabilities: dict[str, Any] = {}
         self._discover: dict[str, bytes] = {}
         self._stamp_meta = msgspec.json.encode(
@@ -449,8 +476,28 @@ class ServerSession:
             if version in self.modern_versions:
                 self.discover_result(version)
 
+    def add_extension(self, extension: Extension) -> None:
+        """Offer one more extension (before serving: capabilities are cached).
+
+        Raises:
+            ValueError: its id or one of its methods is taken.
+        """
+        if extension.id in self.extensions:
+            raise ValueError(f"extension {extension.id} is already offered")
+        taken = extension.methods & self._extension_methods.keys()
+        if taken:
+            raise ValueError(f"{extension.id}: methods already served: {taken}")
+        self.extensions[extension.id] = extension
+        for method in extension.methods:
+            self._extension_methods[method] = extension
+
+    def extension_for(self, method: str) -> Extension | None:
+        """The extension serving `method`, if any."""
+        return self._extension_methods.get(method)
+
     def capabilities(self, version: str) -> Any:
-        """The `ServerCapabilities` advertised at `version`."""
+        """The `ServerCapabilities` advertised at `version` (with the
+        extensions, where the revision defines `extensions`)."""
         found: Any = self._capabilities.get(version)
         if found is None:
             revision = self.revisions[version]
@@ -459,6 +506,10 @@ class ServerSession:
                 declared: dict[str, Any] = to_builtins(found)
                 declared["tasks"] = wire2025.task_capability(self.task_requests)
                 found = convert(declared, revision.package.ServerCapabilities)
+            names = {f.encode_name for f in msgspec.structs.fields(found)}
+            if self.extensions and EXTENSIONS in names:
+                offered = {e.id: dict(e.settings) for e in self.extensions.values()}
+                found = msgspec.structs.replace(found, extensions=offered)
             self._capabilities[version] = found
         return found
 
@@ -781,10 +832,48 @@ class ServerConnection:
         if notification:
             await revision.dispatcher.dispatch(method, params)
             return None
-        return session.stamp(await self._serve_modern(revision, method, params, probe))
+        extension = session.extension_for(method)
+        return session.stamp(
+            await self._serve_modern(revision, method, params, probe, extension)
+        )
+
+    async def _maybe_modern_task(
+        self,
+        tasks: TasksExtension,
+        revision: Revision,
+        method: str,
+        params: bytes | None,
+    ) -> bytes | None:
+        """A 2026 request the server may run as a task: a task when it
+        negotiated the extension and the request supports tasks (its
+        `CreateTaskResult` encoded), else served as usual.
+
+        Raises:
+            RpcError: -32021 for a request that requires a task without the
+                extension; the engine's refusals.
+        """
+        session = self.session
+        support = session.task_support
+        mode = "optional" if support is None else support(method, params)
+        if mode not in ("optional", "required"):
+            return await revision.dispatcher.dispatch(method, params)
+        if not negotiated(TASKS):
+            if mode == "required":
+                raise missing_extension(TASKS)
+            return await revision.dispatcher.dispatch(method, params)
+        starts = session.task_start
+        start = "immediate" if starts is None else starts(method, params)
+        return await tasks.serve(
+            method, start, lambda: revision.dispatcher.dispatch(method, params)
+        )
 
     async def _serve_modern(
-        self, revision: Revision, method: str, params: bytes | None, probe: _ParamsProbe
+        self,
+        revision: Revision,
+        method: str,
+        params: bytes | None,
+        probe: _ParamsProbe,
+        extension: Extension | None = None,
     ) -> bytes | None:
         meta = probe.meta or {}
         found = meta.get(META_CLIENT_CAPABILITIES)
@@ -811,7 +900,17 @@ class ServerConnection:
             )
         token = set_exchange(exchange)
         try:
+            if extension is not None:
+                # Negotiation first: a caller without it learns nothing more.
+                if not negotiated(extension.id):
+                    raise missing_extension(extension.id)
+                return await extension.dispatch(method, params)
+            tasks = self.session.tasks_extension
+            if tasks is not None and method in self.session.task_requests:
+                return await self._maybe_modern_task(tasks, revision, method, params)
             return await revision.dispatcher.dispatch(method, params)
+        except ExtensionResult as answer:
+            return encode(answer.result)
         except InputRequired as signal:
             if not _admits_input_required(revision.package, method):
                 raise RpcError(

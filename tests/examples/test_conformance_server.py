@@ -4,6 +4,8 @@ Starts the example on a free loopback port and makes the three runs of
 `benchmarks.conformance` (0.1.16 `--suite all`, 0.2.0-alpha.12 for 2025-11-25
 and for 2026-07-28); every scored scenario must pass. The suites run on the
 Node.js 22 of `.cache/peers/` (installed by `benchmarks.node22` if missing).
+Then each of the ten `tasks-*` scenarios of the tasks extension, one run each
+(`tasks-status-notifications` reports only SKIPPED: run, and not failed).
 """
 
 from __future__ import annotations
@@ -79,3 +81,16 @@ def test_every_scored_scenario_passes(server_url: str, run: conformance.Run) -> 
     assert result.total == EXPECTED[run.name]
     assert result.passed == result.total - len(KNOWN_FAILURES.get(run.name, {}))
     assert result.ok
+
+
+@pytest.mark.parametrize("run", conformance.TASK_RUNS, ids=lambda run: run.name)
+def test_every_tasks_scenario_passes(server_url: str, run: conformance.Run) -> None:
+    result = conformance.run_conformance(run, server_url, timeout=120)
+    assert [s.name for s in result.scenarios] == [run.name]
+    assert result.ok, conformance.report([result])
+    (scenario,) = result.scenarios
+    statuses = {check.status for check in scenario.checks}
+    if run.name == "tasks-status-notifications":
+        assert statuses == {"SKIPPED"}
+    else:
+        assert statuses == {"SUCCESS"}, conformance.report([result])

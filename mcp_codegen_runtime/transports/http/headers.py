@@ -115,7 +115,15 @@ UNSUPPORTED_PROTOCOL_VERSION: Final = -32022
 """2026-07-28 `UnsupportedProtocolVersion` (with HTTP 400)."""
 
 NAME_FIELDS: Final[Mapping[str, str]] = MappingProxyType(
-    {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}
+    {
+        "tools/call": "name",
+        "prompts/get": "name",
+        "resources/read": "uri",
+        # SEP-2663: the tasks extension routes its requests by task id.
+        "tasks/get": "taskId",
+        "tasks/update": "taskId",
+        "tasks/cancel": "taskId",
+    }
 )
 """The methods whose requests carry `Mcp-Name`, and the params member it mirrors."""
 
