@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING
 
 import anyio
 
+from .mux import RELEASE
 from .sse import encode_event
 
 if TYPE_CHECKING:
@@ -129,6 +130,12 @@ class StoredStream:
         if listener in self.listeners:
             self.listeners.remove(listener)
 
+    def release(self) -> None:
+        """End every connection; the stream goes on being stored."""
+        for listener in self.listeners:
+            listener.close()
+        self.listeners = []
+
     @property
     def attached(self) -> bool:
         """Whether a connection is listening."""
@@ -144,6 +151,10 @@ class StoredStream:
         try:
             message = first if first is not None else await self._next()
             while message is not None:
+                if message == RELEASE:
+                    self.release()
+                    message = await self._next()
+                    continue
                 event_id = await self.store.append(self.id, message)
                 for listener in self.listeners:
                     listener.put(event_id, message)

@@ -115,7 +115,7 @@ from .messages import (
     refusal,
     request_id,
 )
-from .mux import ResponseStream, SessionMux
+from .mux import RELEASE, ResponseStream, SessionMux
 from .probe import MISSING_REQUIRED_CLIENT_CAPABILITY
 from .resumable import Listener, StoredStream, sse_event
 from .security import SecurityPolicy, check_request
@@ -135,7 +135,14 @@ if TYPE_CHECKING:
 
     from .auth import HttpAuth
 
-__all__ = ["HttpRequest", "McpHttpApp", "http_app", "http_principal", "serve_http"]
+__all__ = [
+    "HttpRequest",
+    "McpHttpApp",
+    "close_sse_stream",
+    "http_app",
+    "http_principal",
+    "serve_http",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -174,6 +181,23 @@ Scope = dict[str, Any]
 _principal: contextvars.ContextVar[object] = contextvars.ContextVar(
     "mcp_codegen_runtime.http.principal", default=None
 )
+
+
+def close_sse_stream() -> bool:
+    """Close the HTTP connection of the SSE stream answering the request
+    being served, without ending the stream (SEP-1699 polling): the client
+    reconnects after the stream's `retry` with GET and `Last-Event-ID`, and
+    gets what was sent meanwhile, the result included. Only for a legacy
+    2025-11-25 session of a resumable app (elsewhere it does nothing and
+    returns False); call it from an `async` handler."""
+    context = request_in_progress()
+    if context is None:
+        return False
+    mux = getattr(context.connection, "transport", None)
+    if not isinstance(mux, SessionMux):
+        return False
+    stream = mux.stream_of(context.request_id)
+    return stream is not None and stream.release()
 
 
 def http_principal() -> object:
@@ -507,6 +531,10 @@ class McpHttpApp:
         stream = ResponseStream(ids) if ids else None
         if stream is not None:
             stream.principal = principal
+            stream.resumable = (
+                self.event_store is not None
+                and state.handler.protocol_version in PRIMING_VERSIONS
+            )
         try:
             state.mux.feed(body, stream)
         except anyio.ClosedResourceError:
@@ -559,6 +587,9 @@ class McpHttpApp:
             # No priming event to give: nothing is resumable before the
             # first message, which may still be the whole (JSON) answer.
             first = await _first_message(stream, receive)
+        released = first == RELEASE
+        if released:
+            first = UNREAD
         if first is None or (isinstance(first, bytes) and stream.completed_by(first)):
             await _write_answer(stream, send, extra, None, first)
             return False
@@ -568,6 +599,8 @@ class McpHttpApp:
         if prime:
             head = sse_event(await stored.prime(), None, self.retry_ms)
         first_message = first if isinstance(first, bytes) else None
+        if released:
+            stored.release()  # the listener ends after the priming event
         self._spawn(self._pump(state, stored, first_message))
         await _write_stored(stored, listener, receive, send, extra, head)
         return True

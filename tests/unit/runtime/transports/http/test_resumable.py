@@ -24,7 +24,7 @@ from mcp_codegen_runtime.protocol.session import ServerSession
 from mcp_codegen_runtime.stores.events import MemoryEventStore
 from mcp_codegen_runtime.transports.http import SSEParser
 from mcp_codegen_runtime.transports.http.client import connect_http
-from mcp_codegen_runtime.transports.http.server import McpHttpApp
+from mcp_codegen_runtime.transports.http.server import McpHttpApp, close_sse_stream
 from mcp_codegen_types import v2025_03_26, v2025_11_25, v2026_07_28
 from tests.unit.runtime.transports.http.test_server import (
     BASE,
@@ -50,6 +50,7 @@ class Steps:
 
     def __init__(self) -> None:
         self.gates = [anyio.Event(), anyio.Event()]
+        self.released: bool | None = None
 
     async def run(self) -> str:
         request = current_request()
@@ -66,7 +67,12 @@ def steps_session(steps: Steps) -> ServerSession:
         async def tools_call(
             self, params: v2025_11_25.CallToolRequestParams
         ) -> v2025_11_25.CallToolResult:
-            text = await steps.run()
+            if params.name == "poll":
+                steps.released = close_sse_stream()
+                await steps.gates[0].wait()
+                text = "polled"
+            else:
+                text = await steps.run()
             return v2025_11_25.CallToolResult(
                 content=[v2025_11_25.TextContent(text=text)]
             )
@@ -75,6 +81,11 @@ def steps_session(steps: Steps) -> ServerSession:
         async def tools_call(
             self, params: v2025_03_26.CallToolRequestParams
         ) -> v2025_03_26.CallToolResult:
+            if params.name == "poll":
+                steps.released = close_sse_stream()
+                return v2025_03_26.CallToolResult(
+                    content=[v2025_03_26.TextContent(text="not released")]
+                )
             text = await steps.run()
             return v2025_03_26.CallToolResult(
                 content=[v2025_03_26.TextContent(text=text)]
@@ -448,3 +459,58 @@ async def test_our_client_resumes_a_cut_stream_and_loses_nothing() -> None:
             )
     assert cut.cut
     assert result.content == [v2025_11_25.TextContent(text="done")]
+
+
+async def test_close_sse_stream_ends_the_connection_and_the_client_resumes() -> None:
+    async with steps_server(retry_ms=10) as (url, steps, _):
+        async with httpx.AsyncClient(timeout=LIMIT) as client:
+            session_id = await open_session(client, url=url)
+            headers = {**BASE, **session_headers(session_id)}
+            body = rpc(3, "tools/call", {"name": "poll", "arguments": {}})
+            async with client.stream("POST", url, json=body, headers=headers) as answer:
+                reader = Reader(answer)
+                priming = await reader.event()
+                assert priming.data == b"" and reader.parser.retry_ms == 10
+                assert await reader.rest() == []  # ended: released, not done
+            assert steps.released is True
+            async with client.stream(
+                "GET", url, headers=get_headers(session_id, priming.id)
+            ) as resumed:
+                steps.gates[0].set()
+                rest = await Reader(resumed).rest()
+            assert [m for _, m in rest] == [
+                {
+                    "jsonrpc": "2.0",
+                    "id": 3,
+                    "result": {"content": [{"type": "text", "text": "polled"}]},
+                }
+            ]
+
+
+async def test_close_sse_stream_does_nothing_without_priming() -> None:
+    async with steps_server() as (url, steps, _):
+        async with httpx.AsyncClient(timeout=LIMIT) as client:
+            version = "2025-03-26"
+            session_id = await open_session(client, version, url=url)
+            headers = {**BASE, **session_headers(session_id, version)}
+            body = rpc(3, "tools/call", {"name": "poll", "arguments": {}})
+            answer = await client.post(url, json=body, headers=headers)
+            assert answer.json()["result"]["content"][0]["text"] == "not released"
+            assert steps.released is False
+    assert close_sse_stream() is False  # outside any request
+
+
+async def test_our_client_follows_a_released_stream() -> None:
+    steps = Steps()
+    steps.gates[0].set()
+    app = McpHttpApp(steps_session(steps), retry_ms=10)
+    async with served(app) as url:
+        async with connect_http(
+            url, name="t", version="1", versions=["2025-11-25"]
+        ) as session:
+            params = {"name": "poll", "arguments": {}}
+            result = await session.request(
+                "tools/call", params, v2025_11_25.CallToolResult
+            )
+    assert steps.released is True
+    assert result.content == [v2025_11_25.TextContent(text="polled")]
