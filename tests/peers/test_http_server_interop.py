@@ -330,6 +330,14 @@ def test_ts_sdk_streamable_http_client_against_a_dual_era_server(
     assert report["terminated"] is True
 
 
+def test_ts_sdk_streamable_http_client_against_a_stateless_server(
+    server: Server, node: Path
+) -> None:
+    report = ts_client(node, "streamable", server("--stateless", "2025-11-25") + "/mcp")
+    check_ts_report(report, "2025-11-25")
+    assert report["session_id"] is None
+
+
 def test_ts_sdk_streamable_http_client_is_refused_by_a_modern_only_server(
     server: Server, node: Path
 ) -> None:
