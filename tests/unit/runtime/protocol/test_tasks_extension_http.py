@@ -64,10 +64,12 @@ async def post(
     *,
     token: str = "alice",
     name: str | None = None,
+    tasks: bool = True,
 ) -> httpx.Response:
+    declared: dict[str, Any] = {"extensions": {TASKS: {}}} if tasks else {}
     meta: dict[str, Any] = {
         "io.modelcontextprotocol/protocolVersion": MODERN,
-        "io.modelcontextprotocol/clientCapabilities": {"extensions": {TASKS: {}}},
+        "io.modelcontextprotocol/clientCapabilities": declared,
     }
     body: dict[str, Any] = {
         "jsonrpc": "2.0",
@@ -128,3 +130,11 @@ async def test_another_principal_cannot_see_or_touch_the_task() -> None:
         own = await post(client, "tasks/get", {"taskId": task_id})
     assert [r.json()["error"]["code"] for r in replies] == [-32602] * 3
     assert own.json()["result"]["status"] == "working"
+
+
+@pytest.mark.anyio
+async def test_without_the_extension_tasks_methods_are_400_and_32021() -> None:
+    async with http_client() as client:
+        refused = await post(client, "tasks/get", {"taskId": "t"}, tasks=False)
+    assert refused.status_code == 400
+    assert refused.json()["error"]["code"] == -32021
