@@ -21,6 +21,7 @@ from typing import Any
 from mcp_codegen_runtime.app import App, Context
 from mcp_codegen_runtime.app.context import elicit_params, sample_params
 from mcp_codegen_runtime.errors import ErrorCode, RpcError
+from mcp_codegen_runtime.transports.http.server import close_sse_stream
 
 IMAGE = (
     "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8"
@@ -160,6 +161,15 @@ app = App("mcp-conformance-test-server", version="1.0.0", subscriptions=True)
 
 
 # --- content ---------------------------------------------------------------------
+
+
+@app.tool()
+async def test_reconnection() -> str:
+    """Tests SSE polling: the server closes the stream's connection mid-call
+    and the client resumes it with Last-Event-ID (SEP-1699)"""
+    close_sse_stream()
+    await asyncio.sleep(0.2)  # the result is sent once the connection is gone
+    return "Reconnection test completed"
 
 
 @app.tool()

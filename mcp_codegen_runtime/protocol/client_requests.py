@@ -145,11 +145,15 @@ class ClientExchange:
     carry the related-task `_meta` and the task is `input_required` while
     they wait; in the modern era the questions are parked on the task (no
     `InputRequired` round) until `TaskManager.answer` delivers the answers."""
+    unreachable: str | None = None
+    """Why no request can reach the client at all (a stateless HTTP server
+    keeps no connection to send it on); `request_client` then raises
+    `ProtocolError` saying so."""
 
     @property
     def modern(self) -> bool:
         """Whether requests go through `InputRequiredResult` rounds."""
-        return self.connection is None
+        return self.connection is None and self.unreachable is None
 
 
 _exchange: contextvars.ContextVar[ClientExchange] = contextvars.ContextVar(
@@ -190,6 +194,7 @@ async def request_client(
 
     Raises:
         CapabilityError: the client did not declare the capability it needs.
+        ProtocolError: no request can reach the client (`unreachable`).
         InputRequired: (modern era) not answered yet; let it propagate.
         RpcError: the client answered with an error (legacy era).
         ProtocolError: the client's answer does not fit the result type.
@@ -211,6 +216,9 @@ async def request_client_many(
         as `request_client`.
     """
     exchange = current_exchange()
+    if exchange.unreachable is not None:
+        names = ", ".join(method for method, _, _ in questions.values())
+        raise ProtocolError(f"{names}: {exchange.unreachable}")
     prepared: dict[str, tuple[str, Any, MethodSpec]] = {}
     for key, (method, params, _) in questions.items():
         spec = _spec(exchange.package, method)

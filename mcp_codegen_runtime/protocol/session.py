@@ -689,6 +689,27 @@ class ServerConnection:
             }
         return result
 
+    def assume(self, version: str, *, unreachable: str) -> None:
+        """Serve legacy `version` without a handshake (a stateless HTTP
+        server: each request stands alone). The client declared nothing, and
+        no request reaches it: `request_client` raises `ProtocolError` with
+        `unreachable`."""
+        revision = self.session.revisions[version]
+        self.protocol_version = version
+        self.era = "legacy"
+        self._legacy = revision
+        self._exchange = ClientExchange(revision.package, {}, unreachable=unreachable)
+        if self.session.runs_tasks(revision):
+            self._tasks = self.session.tasks
+        if revision.needs_envelope:
+            self._envelope = {
+                "_meta": {
+                    META_PROTOCOL_VERSION: version,
+                    META_CLIENT_CAPABILITIES: {},
+                    META_CLIENT_INFO: {"name": "unknown", "version": "unknown"},
+                }
+            }
+
     async def _serve_legacy(
         self, revision: Revision, method: str, params: bytes | None
     ) -> bytes | None:

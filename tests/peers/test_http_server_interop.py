@@ -88,7 +88,9 @@ class RunningServer:
         self.stderr = tempfile.TemporaryFile()
         self.port = free_port()
         options, versions = (
-            (args[:1], args[1:]) if args[:1] == ("--legacy-sse",) else ((), args)
+            (args[:1], args[1:])
+            if args[:1] and args[0].startswith("--")
+            else ((), args)
         )
         command = [sys.executable, str(SERVER), *options, str(self.port), *versions]
         self.proc = subprocess.Popen(
@@ -251,6 +253,21 @@ def test_python_sdk_auto_mode_falls_back_to_a_legacy_session(
     assert report["list_prompts"] == NO_PROMPTS
 
 
+@pytest.mark.parametrize("version", ["2025-06-18", "2025-11-25"])
+def test_python_sdk_client_against_a_stateless_server(
+    server: Server, peer_python: Path, version: str
+) -> None:
+    report = python_client(
+        peer_python, "legacy", server("--stateless", version) + "/mcp"
+    )
+    assert report["connected"] is True
+    assert report["protocol_version"] == version
+    assert report["tools"] == ["echo"]
+    assert report["echo"] == python_echo(version)
+    assert report["unknown_tool"] == UNKNOWN_TOOL
+    assert report["list_prompts"] == NO_PROMPTS
+
+
 def test_python_sdk_legacy_mode_is_refused_by_a_modern_only_server(
     server: Server, peer_python: Path
 ) -> None:
@@ -311,6 +328,14 @@ def test_ts_sdk_streamable_http_client_against_a_dual_era_server(
     report = ts_client(node, "streamable", server() + "/mcp")
     check_ts_report(report, "2025-11-25")
     assert report["terminated"] is True
+
+
+def test_ts_sdk_streamable_http_client_against_a_stateless_server(
+    server: Server, node: Path
+) -> None:
+    report = ts_client(node, "streamable", server("--stateless", "2025-11-25") + "/mcp")
+    check_ts_report(report, "2025-11-25")
+    assert report["session_id"] is None
 
 
 def test_ts_sdk_streamable_http_client_is_refused_by_a_modern_only_server(

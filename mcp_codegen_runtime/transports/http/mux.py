@@ -54,6 +54,9 @@ __all__ = ["ResponseStream", "SessionMux"]
 
 logger = logging.getLogger(__name__)
 
+RELEASE = b""
+"""Queued on a stream by `ResponseStream.release`: no message, the signal
+to close its connection there."""
 REQUEST_CANCELLED = -32800
 """The error ending the POST of a request its client cancelled (as in LSP)."""
 
@@ -123,6 +126,9 @@ class ResponseStream:
         """The requests this stream answers (empty for the GET stream)."""
         self._unanswered = set(request_ids)
         self.principal: object = None
+        self.resumable = False
+        """Whether the app stores this stream's events and primes it, so
+        its connection may be released (`release`)."""
         sender, receiver = anyio.create_memory_object_stream[bytes](math.inf)
         self._sender: MemoryObjectSendStream[bytes] = sender
         self.messages: MemoryObjectReceiveStream[bytes] = receiver
@@ -133,6 +139,15 @@ class ResponseStream:
             self._sender.send_nowait(message)
         except (anyio.ClosedResourceError, anyio.BrokenResourceError):
             logger.debug("a message for a closed response stream was dropped")
+
+    def release(self) -> bool:
+        """Ask for the stream's HTTP connection to be closed once what is
+        queued is sent, the stream going on (the client resumes it with
+        `Last-Event-ID`). Only a `resumable` stream can; whether it was."""
+        if not self.resumable:
+            return False
+        self.put(RELEASE)
+        return True
 
     def close(self) -> None:
         """No more messages will be put (those queued can still be read)."""
@@ -236,6 +251,10 @@ class SessionMux:
             if found is stream:
                 del self._task_streams[task_id]
         stream.end()
+
+    def stream_of(self, request_id: RequestId) -> ResponseStream | None:
+        """The POST stream answering a request, while it does."""
+        return self._by_request.get(request_id)
 
     def principal_of(self, request_id: RequestId) -> object:
         """What the app's authentication hook returned for a request's POST."""

@@ -82,6 +82,12 @@ from mcp_codegen_runtime.protocol.meta import (
     META_CLIENT_CAPABILITIES,
     META_PROTOCOL_VERSION,
 )
+from mcp_codegen_runtime.stores.events import (
+    EventsEvictedError,
+    MemoryEventStore,
+    UnknownEventError,
+    parse_event_id,
+)
 
 from ...errors import ErrorCode, ProtocolError
 from .asgi import closing, read_body, respond, serve_lifespan, start_sse
@@ -109,8 +115,9 @@ from .messages import (
     refusal,
     request_id,
 )
-from .mux import ResponseStream, SessionMux
+from .mux import RELEASE, ResponseStream, SessionMux
 from .probe import MISSING_REQUIRED_CLIENT_CAPABILITY
+from .resumable import Listener, StoredStream, sse_event
 from .security import SecurityPolicy, check_request
 from .sessions import (
     DEFAULT_MAX_SESSIONS_PER_PRINCIPAL,
@@ -124,14 +131,32 @@ if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable, Collection, Coroutine, Mapping
 
     from mcp_codegen_runtime.protocol.session import ServerConnection, ServerSession
+    from mcp_codegen_runtime.stores.events import EventStore
 
     from .auth import HttpAuth
 
-__all__ = ["HttpRequest", "McpHttpApp", "http_app", "http_principal", "serve_http"]
+__all__ = [
+    "HttpRequest",
+    "McpHttpApp",
+    "close_sse_stream",
+    "http_app",
+    "http_principal",
+    "serve_http",
+]
 
 logger = logging.getLogger(__name__)
 
 SESSION_HEADER = "mcp-session-id"
+LAST_EVENT_ID_HEADER = "last-event-id"
+PRIMING_VERSIONS = frozenset({"2025-11-25"})
+"""The legacy revisions whose SSE streams start with a priming event (an id
+and no data): earlier clients may take its empty data for a bad message."""
+DEFAULT_RETRY_MS = 1000
+STATELESS_OWNER = "stateless"
+STATELESS_UNREACHABLE = (
+    "this server is stateless (no session): it cannot send requests to the client"
+)
+HEALTH_BODY = b'{"status":"ok"}'
 CLOSE_TIMEOUT_S = 5.0
 """Seconds `McpHttpApp.aclose` waits for its sessions' tasks to finish."""
 INITIALIZE = "initialize"
@@ -158,6 +183,23 @@ _principal: contextvars.ContextVar[object] = contextvars.ContextVar(
 )
 
 
+def close_sse_stream() -> bool:
+    """Close the HTTP connection of the SSE stream answering the request
+    being served, without ending the stream (SEP-1699 polling): the client
+    reconnects after the stream's `retry` with GET and `Last-Event-ID`, and
+    gets what was sent meanwhile, the result included. Only for a legacy
+    2025-11-25 session of a resumable app (elsewhere it does nothing and
+    returns False); call it from an `async` handler."""
+    context = request_in_progress()
+    if context is None:
+        return False
+    mux = getattr(context.connection, "transport", None)
+    if not isinstance(mux, SessionMux):
+        return False
+    stream = mux.stream_of(context.request_id)
+    return stream is not None and stream.release()
+
+
 def http_principal() -> object:
     """What `authenticate` returned for the HTTP request being served (None
     outside HTTP or without a hook)."""
@@ -173,6 +215,9 @@ class _LegacySession:
     connection: Connection
     handler: ServerConnection
     task: asyncio.Task[None] | None = None
+    session_id: str = ""
+    standalone: StoredStream | None = None
+    """The GET stream, when streams are resumable (attached or not)."""
 
 
 class _Refused(Exception):
@@ -217,6 +262,17 @@ class McpHttpApp:
             legacy session limits (all anonymous clients are one principal).
         tool_input_schema: the `inputSchema` of a tool by name, to check the
             2026 `Mcp-Param-*` headers of `tools/call` against the arguments.
+        resumable: give the SSE events of legacy sessions ids and keep them
+            in `event_store`, so a client resumes a dropped stream with GET
+            and `Last-Event-ID` (on by default).
+        event_store: where events are kept (default: a `MemoryEventStore`
+            with its default bounds).
+        retry_ms: the reconnection delay the priming events tell clients
+            (None: leave it to them).
+        stateless: serve legacy revisions without sessions: each POST stands
+            alone (see the module docstring).
+        health_path: answered 200 `{"status":"ok"}` to GET or HEAD, before
+            any guard or authentication (None: no health endpoint).
     """
 
     def __init__(
@@ -234,9 +290,22 @@ class McpHttpApp:
         max_sessions: int | None = 10_000,
         max_sessions_per_principal: int | None = DEFAULT_MAX_SESSIONS_PER_PRINCIPAL,
         tool_input_schema: Callable[[str], Mapping[str, Any] | None] | None = None,
+        resumable: bool = True,
+        event_store: EventStore | None = None,
+        retry_ms: int | None = DEFAULT_RETRY_MS,
+        stateless: bool = False,
+        health_path: str | None = "/healthz",
     ) -> None:
         self.session = session
         self.path = path
+        self.health_path = health_path
+        self.stateless = stateless
+        if resumable and not stateless and event_store is None:
+            event_store = MemoryEventStore()
+        self.event_store = event_store if resumable and not stateless else None
+        self.retry_ms = retry_ms
+        # The resumable streams still being stored, by stream id.
+        self._live: dict[str, StoredStream] = {}
         self.policy = policy or SecurityPolicy.for_bind("127.0.0.1", 0)
         if auth is not None and authenticate is not None:
             raise ValueError("give authenticate or auth, not both")
@@ -261,6 +330,9 @@ class McpHttpApp:
             await serve_lifespan(receive, send, self.aclose)
             return
         if scope["type"] != "http":
+            return
+        if self.health_path is not None and scope.get("path") == self.health_path:
+            await _health(scope["method"], send)
             return
         if scope.get("path") != self.path:
             await respond(send, 404, b"", "text/plain")
@@ -339,7 +411,9 @@ class McpHttpApp:
             )
 
     def _allowed(self) -> str:
-        return "GET, POST, DELETE" if self.session.legacy_versions else "POST"
+        if self.session.legacy_versions and not self.stateless:
+            return "GET, POST, DELETE"
+        return "POST"
 
     async def _read_body(self, receive: Any) -> bytes:
         body = await read_body(receive, self.policy)
@@ -366,11 +440,19 @@ class McpHttpApp:
         if isinstance(message, Batch) and not message.items:
             raise _refuse(400, "an empty batch")
         authorize_requests(self.auth, self.required_scopes, principal, message)
-        if isinstance(message, Batch):
+        stateless = self.stateless and bool(self.session.legacy_versions)
+        if isinstance(message, Batch) and not stateless:
             await self._post_legacy(headers, body, message, receive, send, principal)
             return
-        if self._modern is not None and self._is_modern(headers, message):
+        if (
+            self._modern is not None
+            and isinstance(message, Envelope)
+            and self._is_modern(headers, message)
+        ):
             await self._post_modern(headers, message, receive, send, principal)
+            return
+        if stateless:
+            await self._post_stateless(headers, message, receive, send, principal)
             return
         await self._post_legacy(headers, body, message, receive, send, principal)
 
@@ -449,6 +531,10 @@ class McpHttpApp:
         stream = ResponseStream(ids) if ids else None
         if stream is not None:
             stream.principal = principal
+            stream.resumable = (
+                self.event_store is not None
+                and state.handler.protocol_version in PRIMING_VERSIONS
+            )
         try:
             state.mux.feed(body, stream)
         except anyio.ClosedResourceError:
@@ -466,12 +552,84 @@ class McpHttpApp:
                 return
             await respond(send, 202, b"", None, extra)
             return
+        handed_over = False
         with self.sessions.use(session_id, principal):
             try:
-                # A client going away ends the answer, not the request.
-                await _answer(stream, receive, send, extra, on_disconnect=stream.close)
+                handed_over = await self._answer_legacy(
+                    state, stream, receive, send, extra
+                )
             finally:
-                state.mux.forget(stream)
+                if not handed_over:
+                    state.mux.forget(stream)
+
+    async def _answer_legacy(
+        self,
+        state: _LegacySession,
+        stream: ResponseStream,
+        receive: Any,
+        send: Any,
+        extra: Mapping[str, str],
+    ) -> bool:
+        """Answer a legacy POST. A client going away ends the answer, not the
+        request. With resumable streams an SSE answer is stored to its end,
+        whether its client is there or not, so a resumed stream gets it: its
+        own task then stores it (True: `stream` was handed over to it), and
+        the POST, gone, holds the session no longer."""
+        store = self.event_store
+        if store is None:
+            await _answer(stream, receive, send, extra, on_disconnect=stream.close)
+            return False
+        first: bytes | _Unread | None = UNREAD
+        prime = state.handler.protocol_version in PRIMING_VERSIONS
+        with anyio.move_on_after(PRIME_AFTER_S if prime else QUICK_ANSWER_S):
+            first = await _next(stream)
+        if isinstance(first, _Unread) and not prime:
+            # No priming event to give: nothing is resumable before the
+            # first message, which may still be the whole (JSON) answer.
+            first = await _first_message(stream, receive)
+        released = first == RELEASE
+        if released:
+            first = UNREAD
+        if first is None or (isinstance(first, bytes) and stream.completed_by(first)):
+            await _write_answer(stream, send, extra, None, first)
+            return False
+        stored = await self._stored(state, stream)
+        listener = stored.attach()
+        head = b""
+        if prime:
+            head = sse_event(await stored.prime(), None, self.retry_ms)
+        first_message = first if isinstance(first, bytes) else None
+        if released:
+            stored.release()  # the listener ends after the priming event
+        self._spawn(self._pump(state, stored, first_message))
+        await _write_stored(stored, listener, receive, send, extra, head)
+        return True
+
+    async def _pump(
+        self, state: _LegacySession, stored: StoredStream, first: bytes | None = None
+    ) -> None:
+        """Store a resumable stream to its end, then stop routing to it."""
+        try:
+            await stored.pump(first)
+        finally:
+            self._live.pop(stored.id, None)
+            if state.standalone is stored:
+                state.standalone = None
+                state.mux.close_standalone(stored.source)
+            elif stored.source.request_ids:
+                state.mux.forget(stored.source)
+            else:  # a replaced GET stream
+                state.mux.close_standalone(stored.source)
+
+    async def _stored(
+        self, state: _LegacySession, stream: ResponseStream
+    ) -> StoredStream:
+        """A new resumable stream of `state`'s session fed by `stream`."""
+        assert self.event_store is not None
+        stream_id = await self.event_store.create_stream(state.session_id)
+        stored = StoredStream(stream, self.event_store, stream_id, state.session_id)
+        self._live[stream_id] = stored
+        return stored
 
     async def _open_session(self, principal: object) -> tuple[str, _LegacySession]:
         mux = SessionMux()
@@ -480,6 +638,7 @@ class McpHttpApp:
         state = _LegacySession(mux, connection, handler)
         try:
             session_id = self.sessions.create(state, principal)
+            state.session_id = session_id
         except SessionLimitError:
             await mux.aclose()  # never used: close its channels
             raise _Refused(
@@ -497,6 +656,8 @@ class McpHttpApp:
         """Close a session's connection (its runner task then finishes)."""
         state.mux.closed = True
         self._spawn(state.connection.aclose())
+        if self.event_store is not None:
+            self._spawn(self.event_store.drop_owner(state.session_id))
 
     def _spawn(
         self,
@@ -507,6 +668,58 @@ class McpHttpApp:
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
         return task
+
+    async def _post_stateless(
+        self,
+        headers: HttpHeaders,
+        message: Envelope | Batch,
+        receive: Any,
+        send: Any,
+        principal: object,
+    ) -> None:
+        """A legacy POST without a session: `initialize` is answered (no
+        `Mcp-Session-Id`), any other request is served at the revision its
+        `MCP-Protocol-Version` names (absent: 2025-03-26) by a connection of
+        its own; notifications and responses are accepted (202)."""
+        if isinstance(message, Batch):
+            raise _refuse(400, "batches are not served by a stateless server")
+        method = message.method
+        the_id = request_id(message)
+        if isinstance(method, UnsetType) or the_id is None:
+            await respond(send, 202, b"", None)
+            return
+        handler = self.session.handler()
+        # Anonymous tasks cannot be bound to a session that does not exist:
+        # they are shared by every anonymous caller (as the id holder's).
+        handler.key = STATELESS_OWNER
+        if method != INITIALIZE:
+            version = protocol_version(headers, self.session.legacy_versions)
+            if isinstance(version, HttpError):
+                raise _Refused(version)
+            handler.assume(version, unreachable=STATELESS_UNREACHABLE)
+        params = params_of(message)
+        raw_params = bytes(message.params) if len(message.params) else None
+        stream = ResponseStream(frozenset({the_id}))
+        context = RequestContext(
+            _StreamPeer(stream, STATELESS_UNREACHABLE),
+            the_id,
+            method,
+            _progress_token(params),
+            principal=principal,
+        )
+
+        async def run() -> None:
+            stream.put(await serve_request(handler, context, raw_params))
+
+        try:
+            async with anyio.create_task_group() as tasks:
+                tasks.start_soon(run)
+                # Nothing holds the request once its POST is gone: cancel it.
+                await _answer(
+                    stream, receive, send, {}, on_disconnect=tasks.cancel_scope.cancel
+                )
+        finally:
+            stream.end()
 
     async def _post_modern(
         self,
@@ -611,7 +824,11 @@ class McpHttpApp:
         self, headers: HttpHeaders, receive: Any, send: Any, principal: object
     ) -> None:
         version = headers.get(PROTOCOL_VERSION_HEADER)
-        if not self.session.legacy_versions or version in self.session.modern_versions:
+        if (
+            not self.session.legacy_versions
+            or self.stateless
+            or version in self.session.modern_versions
+        ):
             raise _Refused(
                 HttpError(405, "This server offers no standalone SSE stream"),
                 {"allow": self._allowed()},
@@ -622,6 +839,14 @@ class McpHttpApp:
         state = self.sessions.get(session_id, principal)
         if state is None:
             raise _refuse(404, "Session not found (unknown or expired)")
+        if self.event_store is not None:
+            with self.sessions.use(session_id, principal):
+                last_event_id = headers.get(LAST_EVENT_ID_HEADER)
+                if last_event_id:
+                    await self._resume(state, last_event_id, receive, send)
+                else:
+                    await self._get_stored(state, receive, send)
+            return
         if state.mux.standalone is not None:
             raise _refuse(409, "This session already has a standalone SSE stream")
         stream = ResponseStream()
@@ -634,8 +859,57 @@ class McpHttpApp:
         finally:
             state.mux.close_standalone(stream)
 
+    async def _get_stored(self, state: _LegacySession, receive: Any, send: Any) -> None:
+        """Open the session's resumable GET stream; a detached one (its
+        client gone without resuming) is replaced, its events kept."""
+        current = state.standalone
+        if current is not None and current.attached:
+            raise _refuse(409, "This session already has a standalone SSE stream")
+        if current is not None:
+            current.source.close()  # its pump stores what is queued, then ends
+        stream = ResponseStream()
+        state.mux.open_standalone(stream)
+        stored = await self._stored(state, stream)
+        state.standalone = stored
+        listener = stored.attach()
+        if state.handler.protocol_version in PRIMING_VERSIONS:
+            head = sse_event(await stored.prime(), None, self.retry_ms)
+        else:
+            head = b": open\n\n"
+        self._spawn(self._pump(state, stored))
+        extra = {SESSION_HEADER: state.session_id}
+        await _write_stored(stored, listener, receive, send, extra, head)
+
+    async def _resume(
+        self, state: _LegacySession, last_event_id: str, receive: Any, send: Any
+    ) -> None:
+        """Replay what followed `last_event_id` on its stream, then go on
+        with the stream while it lives (a POST's: to its responses)."""
+        assert self.event_store is not None
+        parsed = parse_event_id(last_event_id)
+        live = None if parsed is None else self._live.get(parsed[0])
+        if live is not None and live.owner != state.session_id:
+            live = None
+        listener = None if live is None else live.attach()
+        try:
+            replay = await self.event_store.replay(last_event_id, state.session_id)
+        except (UnknownEventError, EventsEvictedError) as error:
+            if live is not None and listener is not None:
+                live.detach(listener)
+            raise _refuse(400, f"Cannot resume: {error}") from None
+        if live is not None and listener is not None:
+            live.take_over(listener)
+        head = b"".join(sse_event(event.id, event.message) for event in replay.events)
+        extra = {SESSION_HEADER: state.session_id}
+        if live is None or listener is None:
+            await start_sse(send, extra)
+            await send({"type": "http.response.body", "body": head, "more_body": False})
+            return
+        skip = frozenset(event.id for event in replay.events)
+        await _write_stored(live, listener, receive, send, extra, head, skip)
+
     async def _delete(self, headers: HttpHeaders, send: Any, principal: object) -> None:
-        if not self.session.legacy_versions:
+        if not self.session.legacy_versions or self.stateless:
             raise _Refused(
                 HttpError(405, "This server keeps no sessions"),
                 {"allow": self._allowed()},
@@ -654,8 +928,9 @@ class _StreamPeer:
     """The `Peer` of a stateless 2026 request: notifications go on its own
     response stream; requests to the client go through `request_client`."""
 
-    def __init__(self, stream: ResponseStream) -> None:
+    def __init__(self, stream: ResponseStream, unreachable: str | None = None) -> None:
         self.stream = stream
+        self.unreachable = unreachable
 
     async def notify(self, method: str, params: Any) -> None:
         message: dict[str, Any] = {"jsonrpc": "2.0", "method": method}
@@ -673,6 +948,8 @@ class _StreamPeer:
         *,
         timeout: float | None = None,  # noqa: ASYNC109 - mirrors Connection
     ) -> Any:
+        if self.unreachable is not None:
+            raise ProtocolError(f"{method}: {self.unreachable}")
         raise ProtocolError(
             f"{method}: a 2026 request cannot wait for the client; "
             "use request_client (it answers InputRequiredResult)"
@@ -732,6 +1009,10 @@ class _Unread:
 UNREAD = _Unread()
 QUICK_ANSWER_S = 0.1
 """How long an answer may take before the client's disconnect is watched."""
+PRIME_AFTER_S = 1.0
+"""How long a legacy answer that primes (2025-11-25) may stay silent before
+it turns into an SSE stream with a priming event, so that a client losing
+the connection of a long request can resume it."""
 
 
 async def _write_answer(
@@ -787,6 +1068,75 @@ async def _stream_events(
     # Ended by the server (the session closed) or the client: complete the
     # response either way (a server ignores a send after a disconnect).
     await send({"type": "http.response.body", "body": b"", "more_body": False})
+
+
+async def _first_message(stream: ResponseStream, receive: Any) -> bytes | None:
+    """The stream's first message; None when the client goes away first
+    (the stream is then closed: nothing in it was promised to anyone)."""
+    first: bytes | None = None
+    async with anyio.create_task_group() as tasks:
+        tasks.start_soon(_watch_disconnect, receive, stream.close, tasks.cancel_scope)
+        first = await _next(stream)
+        tasks.cancel_scope.cancel()
+    return first
+
+
+async def _write_stored(
+    stored: StoredStream,
+    listener: Listener,
+    receive: Any,
+    send: Any,
+    extra: Mapping[str, str],
+    head: bytes,
+    skip: frozenset[str] = frozenset(),
+) -> None:
+    """Send a resumable stream's events to one connection: `head` (a priming
+    event, or a replay), then what `listener` gets (but the ids in `skip`)
+    until the stream ends, another connection takes it, or the client
+    leaves (the stream then goes on without it)."""
+    try:
+        await _send_stored(stored, listener, receive, send, extra, head, skip)
+    finally:
+        listener.end()
+
+
+async def _send_stored(
+    stored: StoredStream,
+    listener: Listener,
+    receive: Any,
+    send: Any,
+    extra: Mapping[str, str],
+    head: bytes,
+    skip: frozenset[str],
+) -> None:
+    await start_sse(send, extra)
+    if head:
+        await send({"type": "http.response.body", "body": head, "more_body": True})
+    async with anyio.create_task_group() as tasks:
+        tasks.start_soon(
+            _watch_disconnect,
+            receive,
+            lambda: stored.detach(listener),
+            tasks.cancel_scope,
+        )
+        while (event := await listener.next()) is not None:
+            if event[0] in skip:
+                continue
+            body = sse_event(*event)
+            await send({"type": "http.response.body", "body": body, "more_body": True})
+        tasks.cancel_scope.cancel()
+    await send({"type": "http.response.body", "body": b"", "more_body": False})
+
+
+async def _health(method: str, send: Any) -> None:
+    if method in ("GET", "HEAD"):
+        body = HEALTH_BODY if method == "GET" else b""
+        await respond(
+            send, 200, body, "application/json", {"cache-control": "no-store"}
+        )
+        return
+    refused = HttpError(405, f"Method not allowed: {method}")
+    await respond(send, 405, refused.body(), "application/json", {"allow": "GET, HEAD"})
 
 
 def _event(message: bytes) -> bytes:

@@ -2,12 +2,16 @@
 
 Run it with this repository's python::
 
-    python tests/peers/programs/http_echo_server.py [--legacy-sse] PORT [VERSION ...]
+    python tests/peers/programs/http_echo_server.py [OPTION] PORT [VERSION ...]
+
+OPTION is ``--legacy-sse`` or ``--stateless``.
 
 VERSIONS default to echo_session's (2025-06-18, 2025-11-25, 2026-07-28).
 
 - By default: `serve_http` with its defaults, the Streamable HTTP endpoint
   `/mcp` under the loopback security policy (Host and Origin must be local).
+- With ``--stateless``: `serve_http(..., stateless=True)`, legacy revisions
+  served without sessions.
 - With ``--legacy-sse``: `serve_legacy_sse`, the deprecated HTTP+SSE
   transport (GET `/sse`, POST `/messages`), with the same `McpHttpApp` behind
   it for `/mcp`.
@@ -53,14 +57,15 @@ def announce_when_listening(port: int) -> None:
 
 def main(argv: list[str]) -> None:
     legacy_sse = argv[:1] == ["--legacy-sse"]
-    args = argv[1:] if legacy_sse else argv
+    stateless = argv[:1] == ["--stateless"]
+    args = argv[1:] if legacy_sse or stateless else argv
     if not args or not args[0].isdigit() or int(args[0]) == 0:
         sys.exit(__doc__)
     port = int(args[0])
     served = session(*args[1:])
     threading.Thread(target=announce_when_listening, args=(port,), daemon=True).start()
     if not legacy_sse:
-        serve_http(served, host=HOST, port=port)
+        serve_http(served, host=HOST, port=port, stateless=stateless)
         return
     from mcp_codegen_runtime.transports.http.legacy_sse import serve_legacy_sse
 
