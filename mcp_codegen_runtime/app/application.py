@@ -67,7 +67,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import anyio
 import msgspec
 
-from ..errors import ErrorCode, RpcError
+from ..errors import ErrorCode, InvalidParamsError, RpcError
 from ..protocol.extensions import missing_extension, negotiated
 from .access import ScopeTable, insufficient_scope
 from .calls import DEFAULT_MAX_THREADS, call, runs_in_thread
@@ -600,10 +600,11 @@ class App:
         """A `tools/call`'s `execution.taskSupport` ("forbidden" when unset).
 
         Raises:
-            RpcError: -32602 for an unknown tool.
+            RpcError: -32602 for params that are not an object, a name that
+                is not a string, an unknown tool.
         """
-        name = msgspec.json.decode(params or b"{}", type=_ToolName).name
-        spec = self.tools.get(name) if isinstance(name, str) else None
+        name = _tool_name(method, params)
+        spec = self.tools.get(name)
         if spec is None:
             raise RpcError(ErrorCode.INVALID_PARAMS, f"Unknown tool: {name}")
         return spec.task_support or "forbidden"
@@ -611,8 +612,10 @@ class App:
     def task_start(self, method: str, params: bytes | None) -> str:
         """When a 2026 `tools/call` becomes a task: "immediate", or
         "explicit" (at `ctx.start_task()`)."""
-        name = msgspec.json.decode(params or b"{}", type=_ToolName).name
-        spec = self.tools.get(name) if isinstance(name, str) else None
+        try:
+            spec = self.tools.get(_tool_name(method, params))
+        except RpcError:
+            spec = None  # refused by `task_support`, which runs first
         return "immediate" if spec is None else spec.task_start
 
     def task_tools(self) -> list[str]:
@@ -800,6 +803,21 @@ class App:
 
 class _ToolName(msgspec.Struct):
     name: Any = None
+
+
+def _tool_name(method: str, params: bytes | None) -> str:
+    """The `name` of a `tools/call`'s raw params.
+
+    Raises:
+        InvalidParamsError: params not an object, or a name not a string.
+    """
+    try:
+        name = msgspec.json.decode(params or b"{}", type=_ToolName).name
+    except msgspec.DecodeError as exc:
+        raise InvalidParamsError(method, str(exc)) from None
+    if not isinstance(name, str):
+        raise InvalidParamsError(method, "name must be a string naming a tool")
+    return name
 
 
 def _tool_error(text: str) -> dict[str, Any]:

@@ -61,6 +61,7 @@ __all__ = [
     "MISSING_REQUIRED_CLIENT_CAPABILITY",
     "ClientExchange",
     "InputRequired",
+    "check_answers",
     "client_capabilities",
     "handler_state",
     "log_to_client",
@@ -307,17 +308,48 @@ def _answered(
     }
     if missing:
         raise InputRequired(missing, exchange.answers, _state_of(exchange))
-    found: dict[str, Any] = {}
-    for name, (method, _, spec) in prepared.items():
-        try:
-            found[name] = decode(
-                msgspec.json.encode(exchange.answers[name]), spec.result
-            )
-        except msgspec.DecodeError as exc:
-            raise InvalidParamsError(
-                method, f"inputResponses[{name!r}] does not fit {method}: {exc}"
-            ) from None
-    return found
+    return {
+        name: _answer(method, name, method, spec, exchange.answers[name])
+        for name, (method, _, spec) in prepared.items()
+    }
+
+
+def _answer(label: str, key: str, method: str, spec: MethodSpec, answer: Any) -> Any:
+    """`answer` decoded as the result of the question `method`.
+
+    Raises:
+        InvalidParamsError: (for `label`) it does not fit.
+    """
+    try:
+        return decode(msgspec.json.encode(answer), spec.result)
+    except msgspec.DecodeError as exc:
+        raise InvalidParamsError(
+            label, f"inputResponses[{key!r}] does not fit {method}: {exc}"
+        ) from None
+
+
+def check_answers(
+    package: ModuleType,
+    label: str,
+    questions: Mapping[str, Any] | None,
+    responses: Mapping[str, Any],
+) -> None:
+    """Refuse an answer that does not fit the question (`{"method", ...}`)
+    it answers; keys not asked are ignored.
+
+    Raises:
+        InvalidParamsError: (for `label`) naming the key and what is wrong.
+    """
+    for key, answer in responses.items():
+        question: Any = (questions or {}).get(key)
+        asked: Any = None
+        if isinstance(question, dict):
+            asked = typing.cast("dict[str, Any]", question).get("method")
+        if not isinstance(asked, str):
+            continue
+        spec: MethodSpec | None = package.METHODS.get(asked)
+        if spec is not None and spec.result is not None:
+            _answer(label, key, asked, spec, answer)
 
 
 def _typed(answer: Any, result_type: type[T], method: str) -> T:
@@ -450,7 +482,7 @@ def open_answers(
     method: str,
     binding: bytes,
     request_state: str,
-    input_responses: Mapping[str, Any] | None,
+    input_responses: Any,
     *,
     principal: object,
 ) -> dict[str, Any]:
@@ -467,6 +499,10 @@ def open_answers(
     opened = OpenedState(state.get("answers") or {})
     opened.state = state.get("state")
     pending: list[str] = list(state.get("pending") or [])
+    if input_responses is not None and not isinstance(input_responses, dict):
+        raise InvalidParamsError(
+            method, "inputResponses must be an object of answers by key"
+        )
     for key in pending:
         if not input_responses or key not in input_responses:
             raise InvalidParamsError(

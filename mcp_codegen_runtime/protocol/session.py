@@ -80,7 +80,12 @@ from mcp_codegen_runtime.codec.wire import (
     marker_members,
     to_builtins,
 )
-from mcp_codegen_runtime.errors import ErrorCode, MethodNotFoundError, RpcError
+from mcp_codegen_runtime.errors import (
+    ErrorCode,
+    InvalidParamsError,
+    MethodNotFoundError,
+    RpcError,
+)
 from mcp_codegen_runtime.jsonrpc.connection import (
     Connection,
     current_request,
@@ -316,9 +321,8 @@ class _ParamsProbe(msgspec.Struct):
     meta: dict[str, Any] | None = msgspec.field(default=None, name="_meta")
     protocol_version: Any = msgspec.field(default=None, name="protocolVersion")
     request_state: Any = msgspec.field(default=None, name="requestState")
-    input_responses: dict[str, Any] | None = msgspec.field(
-        default=None, name="inputResponses"
-    )
+    # Any: a malformed one is the handler's to refuse, not the probe's.
+    input_responses: Any = msgspec.field(default=None, name="inputResponses")
 
 
 class _ResultProbe(msgspec.Struct):
@@ -343,6 +347,12 @@ def _probe(params: bytes | None) -> _ParamsProbe:
 
 class _LevelProbe(msgspec.Struct):
     level: Any = None
+
+
+def _not_an_object(params: bytes | None) -> bool:
+    """Params present but not a JSON object (MCP params always are one)."""
+    body = (params or b"").strip()
+    return bool(body) and body[:1] != b"{" and body != b"null"
 
 
 def _probe_level(params: bytes | None) -> str | None:
@@ -636,6 +646,8 @@ class ServerConnection:
 
     async def __call__(self, method: str, params: bytes | None) -> bytes | None:
         session = self.session
+        if _not_an_object(params) and request_in_progress() is not None:
+            raise InvalidParamsError(method, "params must be a JSON object")
         probe = _probe(params)
         version = _modern_version(probe) if session.modern_versions else None
         if version is not None:

@@ -54,7 +54,12 @@ from mcp_codegen_runtime.jsonrpc.serving import (
 )
 from mcp_codegen_types.extensions import io_modelcontextprotocol_tasks as wire
 
-from .client_requests import current_exchange, reset_exchange, set_exchange
+from .client_requests import (
+    check_answers,
+    current_exchange,
+    reset_exchange,
+    set_exchange,
+)
 from .extensions import Extension
 from .tasks.owner import principal_owner
 
@@ -132,7 +137,17 @@ class TasksExtension:
 
     async def update(self, params: wire.UpdateTaskRequestParams) -> dict[str, Any]:
         """`tasks/update`: deliver answers to pending questions; an empty ack."""
-        await self.manager.answer(caller(), params.task_id, params.input_responses)
+        owner, responses = caller(), params.input_responses
+        record = await self.manager.store.get(params.task_id)
+        if record is not None and record.owner == owner:
+            # Refused here, not later as a failed task (SEP-2663).
+            check_answers(
+                current_exchange().package,
+                wire.METHOD_TASKS_UPDATE,
+                record.input_requests,
+                responses,
+            )
+        await self.manager.answer(owner, params.task_id, responses)
         return {}
 
     async def cancel(self, params: wire.CancelTaskRequestParams) -> dict[str, Any]:

@@ -210,6 +210,20 @@ async def test_a_malformed_task_param_is_invalid_params() -> None:
         assert error.code == -32602
 
 
+@pytest.mark.anyio
+async def test_tools_call_params_of_the_wrong_shape_are_invalid_params() -> None:
+    async with connected(make_app()) as session:
+        array = await refused(session, "tools/call", ["slow"])  # type: ignore[arg-type]
+        number = await refused(session, "tools/call", 5)  # type: ignore[arg-type]
+        name = await refused(session, "tools/call", {"name": 5, "arguments": {}})
+        served = await get(session, "tools/call", {"name": "plain", "arguments": {}})
+    assert array.code == name.code == -32602
+    assert number.code == -32600  # not even JSON-RPC params
+    assert "params must be a JSON object" in array.message
+    assert "name must be a string" in name.message
+    assert "content" in served  # the session keeps serving
+
+
 # --- the lifecycle ------------------------------------------------------------
 
 

@@ -288,3 +288,25 @@ async def test_a_question_goes_to_the_get_stream_when_one_is_open() -> None:
                 url, json=rpc(2, "tasks/result", {"taskId": task_id}), headers=headers
             )
             assert final.json()["result"]["content"][0]["text"] == "hello None"
+
+
+@pytest.mark.anyio
+async def test_tools_call_params_of_the_wrong_shape_are_invalid_params() -> None:
+    app = McpHttpApp(make_app().session())
+    transport = httpx.ASGITransport(app)
+    async with httpx.AsyncClient(
+        transport=transport, base_url=BASE_URL, timeout=LIMIT
+    ) as http:
+        try:
+            session = await open_session(http)
+            headers = {**BASE, **session_headers(session)}
+            replies = [
+                (await http.post("/mcp", json=rpc(i, "tools/call", p), headers=headers))
+                for i, p in enumerate([["slow"], {"name": 5}], start=1)
+            ]
+        finally:
+            await close_app(app)
+    errors = [reply.json()["error"] for reply in replies]
+    assert [error["code"] for error in errors] == [-32602, -32602]
+    assert "params must be a JSON object" in errors[0]["message"]
+    assert "name must be a string" in errors[1]["message"]

@@ -416,3 +416,48 @@ async def test_an_app_offers_another_extension_beside_tasks() -> None:
         "io.modelcontextprotocol/ui": {},
         TASKS: {},
     }
+
+
+@pytest.mark.anyio
+async def test_malformed_input_responses_are_invalid_params_naming_them() -> None:
+    async with serving(Fixture()) as client:
+        created = await call(client, "two_questions")
+        task_id = created["taskId"]
+        parked = await until(client, task_id, "input_required")
+        key = next(iter(parked["inputRequests"]))
+        not_an_object = await rpc_error(
+            ask(client, "tasks/update", taskId=task_id, inputResponses=[1])
+        )
+        wrong_shape = await rpc_error(
+            ask(
+                client,
+                "tasks/update",
+                taskId=task_id,
+                inputResponses={key: {"action": 42}},
+            )
+        )
+        after = await ask(client, "tasks/get", taskId=task_id)
+    assert not_an_object.code == wrong_shape.code == -32602
+    assert "tasks/update" in not_an_object.message
+    assert "inputResponses" in not_an_object.message
+    assert f"inputResponses[{key!r}] does not fit elicitation/create" in (
+        wrong_shape.message
+    )
+    assert after["status"] == "input_required"  # the bad answer was not taken
+    assert key in after["inputRequests"]
+
+
+@pytest.mark.anyio
+async def test_tools_call_params_of_the_wrong_shape_are_invalid_params() -> None:
+    async with serving(Fixture()) as client:
+        array = await rpc_error(client.request("tools/call", ["waiting"], Any))
+        name = await rpc_error(
+            client.request(
+                "tools/call", {"name": 5, "arguments": {}, "_meta": meta()}, Any
+            )
+        )
+        created = await call(client, "waiting")  # still serving
+    assert array.code == name.code == -32602
+    assert "params must be a JSON object" in array.message
+    assert "name must be a string" in name.message
+    assert created["resultType"] == "task"
