@@ -89,7 +89,7 @@ from mcp_codegen_runtime.stores.events import (
     parse_event_id,
 )
 
-from ...errors import ErrorCode, ProtocolError
+from ...errors import ErrorCode, ProtocolError, RpcError
 from .asgi import closing, read_body, respond, serve_lifespan, start_sse
 from .auth import (
     AuthChallenge,
@@ -130,6 +130,7 @@ from .sse import encode_event
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable, Collection, Coroutine, Mapping
 
+    from mcp_codegen_runtime.jsonrpc.serving import Handler
     from mcp_codegen_runtime.protocol.session import ServerConnection, ServerSession
     from mcp_codegen_runtime.stores.events import EventStore
 
@@ -156,6 +157,11 @@ STATELESS_OWNER = "stateless"
 STATELESS_UNREACHABLE = (
     "this server is stateless (no session): it cannot send requests to the client"
 )
+STATELESS_UNLISTED = (
+    "tasks/list: this stateless server cannot tell anonymous callers apart, "
+    "so it lists no tasks (authenticate to list yours)"
+)
+TASKS_LIST = "tasks/list"
 HEALTH_BODY = b'{"status":"ok"}'
 CLOSE_TIMEOUT_S = 5.0
 """Seconds `McpHttpApp.aclose` waits for its sessions' tasks to finish."""
@@ -688,15 +694,18 @@ class McpHttpApp:
         if isinstance(method, UnsetType) or the_id is None:
             await respond(send, 202, b"", None)
             return
-        handler = self.session.handler()
+        connection = self.session.handler()
         # Anonymous tasks cannot be bound to a session that does not exist:
-        # they are shared by every anonymous caller (as the id holder's).
-        handler.key = STATELESS_OWNER
+        # they belong to whoever holds the id, and nobody may list them.
+        connection.key = STATELESS_OWNER
+        handler: Handler = connection
+        if principal is None:
+            handler = _unlisted(connection)
         if method != INITIALIZE:
             version = protocol_version(headers, self.session.legacy_versions)
             if isinstance(version, HttpError):
                 raise _Refused(version)
-            handler.assume(version, unreachable=STATELESS_UNREACHABLE)
+            connection.assume(version, unreachable=STATELESS_UNREACHABLE)
         params = params_of(message)
         raw_params = bytes(message.params) if len(message.params) else None
         stream = ResponseStream(frozenset({the_id}))
@@ -1126,6 +1135,32 @@ async def _send_stored(
             await send({"type": "http.response.body", "body": body, "more_body": True})
         tasks.cancel_scope.cancel()
     await send({"type": "http.response.body", "body": b"", "more_body": False})
+
+
+def _unlisted(connection: Handler) -> Handler:
+    """`connection` for an anonymous stateless caller: `tasks/list` is
+    -32601 and `initialize` declares no `tasks.list` (2025-11-25: receivers
+    that cannot identify requestors SHOULD NOT declare it)."""
+
+    async def serve(method: str, params: bytes | None) -> bytes | None:
+        if method == TASKS_LIST:
+            raise RpcError(ErrorCode.METHOD_NOT_FOUND, STATELESS_UNLISTED)
+        result = await connection(method, params)
+        if method == INITIALIZE and result is not None:
+            return _without_task_list(result)
+        return result
+
+    return serve
+
+
+def _without_task_list(result: bytes) -> bytes:
+    body: dict[str, Any] = msgspec.json.decode(result)
+    capabilities: dict[str, Any] = body.get("capabilities") or {}
+    tasks: Any = capabilities.get("tasks")
+    if not isinstance(tasks, dict) or "list" not in tasks:
+        return result
+    del tasks["list"]
+    return msgspec.json.encode(body)
 
 
 async def _health(method: str, send: Any) -> None:

@@ -58,12 +58,12 @@ TOKENS = {
 
 
 @asynccontextmanager
-async def protected() -> AsyncIterator[httpx.AsyncClient]:
+async def protected(*, stateless: bool = False) -> AsyncIterator[httpx.AsyncClient]:
     server = ResourceServer(
         StaticVerifier(TOKENS), RESOURCE, authorization_servers=["https://as.example"]
     )
     app = make_app()
-    transport = httpx.ASGITransport(app.asgi(auth=server))
+    transport = httpx.ASGITransport(app.asgi(auth=server, stateless=stateless))
     async with httpx.AsyncClient(
         transport=transport, base_url=BASE_URL, timeout=LIMIT
     ) as http:
@@ -310,3 +310,61 @@ async def test_tools_call_params_of_the_wrong_shape_are_invalid_params() -> None
     assert [error["code"] for error in errors] == [-32602, -32602]
     assert "params must be a JSON object" in errors[0]["message"]
     assert "name must be a string" in errors[1]["message"]
+
+
+async def stateless_post(
+    http: httpx.AsyncClient, method: str, params: dict[str, Any], token: str = ""
+) -> dict[str, Any]:
+    headers = {**BASE, "mcp-protocol-version": LEGACY}
+    if token:
+        headers["authorization"] = f"Bearer {token}"
+    response = await http.post("/mcp", json=rpc(1, method, params), headers=headers)
+    assert response.status_code == 200, response.text
+    reply: dict[str, Any] = response.json()
+    return reply
+
+
+@pytest.mark.anyio
+async def test_stateless_anonymous_tasks_are_id_holders_and_never_listed() -> None:
+    app = make_app()
+    transport = httpx.ASGITransport(app.asgi(stateless=True))
+    async with httpx.AsyncClient(
+        transport=transport, base_url=BASE_URL, timeout=LIMIT
+    ) as http:
+        try:
+            hello = await stateless_post(http, "initialize", initialize()["params"])
+            created = await stateless_post(
+                http,
+                "tools/call",
+                {"name": "slow", "arguments": {"text": "alice"}, "task": {}},
+            )
+            task_id = created["result"]["task"]["taskId"]
+            listed = await stateless_post(http, "tasks/list", {})
+            held = await stateless_post(http, "tasks/result", {"taskId": task_id})
+        finally:
+            await app.tasks.aclose()
+    tasks = hello["result"]["capabilities"]["tasks"]
+    assert "list" not in tasks and "cancel" in tasks
+    assert listed["error"]["code"] == -32601
+    assert "cannot tell anonymous callers apart" in listed["error"]["message"]
+    assert held["result"]["content"][0]["text"] == "alice"
+
+
+@pytest.mark.anyio
+async def test_stateless_callers_with_a_principal_list_their_own_tasks() -> None:
+    async with protected(stateless=True) as http:
+        hello = await stateless_post(
+            http, "initialize", initialize()["params"], "alice-1"
+        )
+        created = await stateless_post(
+            http,
+            "tools/call",
+            {"name": "slow", "arguments": {"text": "a"}, "task": {}},
+            "alice-1",
+        )
+        mine = await stateless_post(http, "tasks/list", {}, "alice-2")
+        theirs = await stateless_post(http, "tasks/list", {}, "bob")
+    assert "list" in hello["result"]["capabilities"]["tasks"]
+    task_id = created["result"]["task"]["taskId"]
+    assert [t["taskId"] for t in mine["result"]["tasks"]] == [task_id]
+    assert theirs["result"]["tasks"] == []
