@@ -41,8 +41,10 @@ from mcp_codegen_runtime.codec.conversion import fit
 from mcp_codegen_runtime.codec.wire import decode, to_builtins
 from mcp_codegen_runtime.errors import (
     CapabilityError,
+    ErrorCode,
     InvalidParamsError,
     ProtocolError,
+    RequestTimeoutError,
     RpcError,
 )
 
@@ -74,6 +76,11 @@ __all__ = [
 T = TypeVar("T")
 
 INPUT_KEY_PREFIX = "r"
+
+TASK_QUESTION_TIMEOUT_S = 900.0
+"""How long a legacy task waits for the client to answer one of its requests
+(elicitation, sampling...) before it fails: a client that never answers must
+not hold the task, and its active slot, until the TTL."""
 
 MISSING_REQUIRED_CLIENT_CAPABILITY = -32021
 """2026-07-28 `MissingRequiredClientCapability` (the HTTP server answers 400)."""
@@ -238,7 +245,9 @@ async def request_client_many(
             for name, (method, params, spec) in prepared.items()
         }
         async with task.awaiting_input():
-            raw = await _send_all(exchange.connection, tagged)
+            raw = await _send_all(
+                exchange.connection, tagged, timeout=TASK_QUESTION_TIMEOUT_S
+            )
     elif exchange.connection is not None:
         raw = await _send_all(exchange.connection, prepared)
     elif task is not None:
@@ -253,18 +262,37 @@ async def request_client_many(
 
 
 async def _send_all(
-    connection: Peer, prepared: Mapping[str, tuple[str, Any, MethodSpec]]
+    connection: Peer,
+    prepared: Mapping[str, tuple[str, Any, MethodSpec]],
+    *,
+    timeout: float | None = None,  # noqa: ASYNC109 - named in the error
 ) -> dict[str, Any]:
-    """Legacy era: each question as a request over the connection."""
+    """Legacy era: each question as a request over the connection.
+
+    Raises:
+        RpcError: (-32603) no answer within `timeout` seconds.
+    """
+
+    async def one(method: str, params: Any, spec: MethodSpec) -> Any:
+        try:
+            return await connection.request(
+                method, params, spec.result, timeout=timeout
+            )
+        except RequestTimeoutError:
+            raise RpcError(
+                ErrorCode.INTERNAL_ERROR,
+                f"{method}: the client did not answer within {timeout:g} s",
+            ) from None
+
     if len(prepared) == 1:
         name, (method, params, spec) = next(iter(prepared.items()))
-        return {name: await connection.request(method, params, spec.result)}
+        return {name: await one(method, params, spec)}
     import anyio
 
     answers: dict[str, Any] = {}
 
     async def ask(name: str, method: str, params: Any, spec: MethodSpec) -> None:
-        answers[name] = await connection.request(method, params, spec.result)
+        answers[name] = await one(method, params, spec)
 
     async with anyio.create_task_group() as tasks:
         for name, (method, params, spec) in prepared.items():

@@ -18,7 +18,11 @@ over many HTTP requests, so it runs on one `Connection` whose transport is a
   to an open `tasks/result` POST of that task, else to the GET stream. A
   task's request to the client that has neither waits (is parked) until
   one opens: the specification's requestor calls `tasks/result` when it
-  sees `input_required`, and the server answers on that stream.
+  sees `input_required`, and the server answers on that stream. Until the
+  client answers it, such a request is re-parked when the stream it went out
+  on ends (the client may drop a stream unread), and dropped when the server
+  cancels it (`notifications/cancelled`: the task ended, expired, or gave up
+  waiting), the client never hearing of one it was never sent.
 
 Streams are unbounded memory channels, so the engine never waits on a slow
 HTTP client; a POST whose client went away stops being a destination.
@@ -66,8 +70,18 @@ class _Probe(msgspec.Struct):
     method: str | None = None
 
 
+class _CancelledParams(msgspec.Struct):
+    request_id: int | str | None = msgspec.field(default=None, name="requestId")
+
+
+class _Cancelled(msgspec.Struct):
+    params: _CancelledParams | None = None
+
+
 _probe = msgspec.json.Decoder(_Probe)
 _batch_probe = msgspec.json.Decoder(list[_Probe])
+_cancelled_probe = msgspec.json.Decoder(_Cancelled)
+CANCELLED = "notifications/cancelled"
 
 RELATED_TASK = "io.modelcontextprotocol/related-task"
 TASK_RESULT = "tasks/result"
@@ -116,6 +130,18 @@ def _result_of_task(body: bytes) -> str | None:
     if probe.method != TASK_RESULT or probe.params is None:
         return None
     return probe.params.task_id
+
+
+def _response_ids(body: bytes) -> list[RequestId]:
+    """The ids of the responses in a POST body (the client's answers)."""
+    try:
+        if body.lstrip().startswith(b"["):
+            probes = _batch_probe.decode(body)
+        else:
+            probes = [_probe.decode(body)]
+    except msgspec.DecodeError:
+        return []
+    return [p.id for p in probes if p.method is None and p.id is not None]
 
 
 class ResponseStream:
@@ -183,7 +209,10 @@ class SessionMux:
         """The open GET stream, if any."""
         self.closed = False
         self._task_streams: dict[str, ResponseStream] = {}
-        self._parked: list[tuple[str, bytes]] = []
+        # Task requests to the client by request id: waiting for a stream
+        # (task id, message), and sent on one, until answered or cancelled.
+        self._parked: dict[RequestId, tuple[str, bytes]] = {}
+        self._asked: dict[RequestId, tuple[str, bytes, ResponseStream]] = {}
 
     # -- from HTTP requests --
 
@@ -194,6 +223,9 @@ class SessionMux:
             anyio.ClosedResourceError: the session is closed.
         """
         self._incoming_send.send_nowait(body)
+        if self._asked:
+            for answered in _response_ids(body):
+                self._asked.pop(answered, None)
         if stream is not None:
             for request_id in stream.request_ids:
                 self._by_request[request_id] = stream
@@ -212,16 +244,37 @@ class SessionMux:
         """The GET stream `stream` has ended."""
         if self.standalone is stream:
             self.standalone = None
+        self._repark(stream)
         stream.end()
 
     def _unpark(self, stream: ResponseStream, task_id: str | None) -> None:
-        kept: list[tuple[str, bytes]] = []
-        for parked_task, message in self._parked:
+        for request_id, (parked_task, message) in list(self._parked.items()):
             if task_id is None or parked_task == task_id:
-                stream.put(message)
-            else:
-                kept.append((parked_task, message))
-        self._parked = kept
+                del self._parked[request_id]
+                self._ask(stream, request_id, parked_task, message)
+
+    def _ask(
+        self,
+        stream: ResponseStream,
+        request_id: RequestId,
+        task_id: str,
+        message: bytes,
+    ) -> None:
+        stream.put(message)
+        self._asked[request_id] = (task_id, message, stream)
+
+    def _repark(self, stream: ResponseStream) -> None:
+        """Park again the unanswered task requests sent on `stream`, which
+        ended, and send them on at once where a stream of theirs is open."""
+        for request_id, (task_id, message, found) in list(self._asked.items()):
+            if found is stream:
+                del self._asked[request_id]
+                self._parked[request_id] = (task_id, message)
+        for request_id, (task_id, message) in list(self._parked.items()):
+            destination = self._task_streams.get(task_id) or self.standalone
+            if destination is not None and destination is not stream:
+                del self._parked[request_id]
+                self._ask(destination, request_id, task_id, message)
 
     def in_flight(self, request_ids: Iterable[RequestId]) -> list[RequestId]:
         """Those of `request_ids` that name requests still awaiting their
@@ -250,6 +303,7 @@ class SessionMux:
         for task_id, found in list(self._task_streams.items()):
             if found is stream:
                 del self._task_streams[task_id]
+        self._repark(stream)
         stream.end()
 
     def stream_of(self, request_id: RequestId) -> ResponseStream | None:
@@ -274,15 +328,41 @@ class SessionMux:
         """Route one outgoing message (see the module docstring)."""
         if self.closed:
             raise anyio.ClosedResourceError
-        stream = self._destination(message)
-        if stream is None:
-            task_id = _related_task(message)
-            if task_id is not None and _probe.decode(message).id is not None:
-                self._parked.append((task_id, message))
-                return
-            logger.info("no open stream for a server message; dropped: %.200r", message)
+        if (self._parked or self._asked) and self._withdrawn(message):
             return
-        stream.put(message)
+        stream = self._destination(message)
+        task_id = _related_task(message)
+        request_id = _probe.decode(message).id if task_id is not None else None
+        if task_id is None or request_id is None or message.startswith(b"["):
+            if stream is None:
+                logger.info(
+                    "no open stream for a server message; dropped: %.200r", message
+                )
+            else:
+                stream.put(message)
+        elif stream is None:
+            self._parked[request_id] = (task_id, message)
+        else:
+            self._ask(stream, request_id, task_id, message)
+
+    def _withdrawn(self, message: bytes) -> bool:
+        """A cancellation of a task request: sent on the stream the request
+        went out on, or not at all when the client was never sent it; whether
+        it was one (handled)."""
+        if CANCELLED.encode() not in message:
+            return False
+        try:
+            probe = _probe.decode(message)
+            params = _cancelled_probe.decode(message).params
+        except msgspec.DecodeError:
+            return False
+        if probe.method != CANCELLED or params is None or params.request_id is None:
+            return False
+        asked = self._asked.pop(params.request_id, None)
+        if asked is not None:
+            asked[2].put(message)
+            return True
+        return self._parked.pop(params.request_id, None) is not None
 
     def _destination(self, message: bytes) -> ResponseStream | None:
         # A response is the last message of its request's stream: the request
@@ -322,5 +402,6 @@ class SessionMux:
         self._serving.clear()
         self._task_streams.clear()
         self._parked.clear()
+        self._asked.clear()
         if self.standalone is not None:
             self.standalone.close()

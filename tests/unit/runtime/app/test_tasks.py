@@ -22,6 +22,7 @@ from mcp_codegen_runtime.app import Context
 from mcp_codegen_runtime.codec.wire import decode, to_builtins
 from mcp_codegen_runtime.errors import RpcError
 from mcp_codegen_runtime.jsonrpc.connection import Connection
+from mcp_codegen_runtime.protocol import client_requests
 from mcp_codegen_runtime.protocol.client import ClientSession
 from mcp_codegen_runtime.protocol.tasks import RATE_LIMITED
 from mcp_codegen_runtime.stores.tasks import MemoryTaskStore
@@ -523,3 +524,28 @@ async def test_over_stdio_a_task_runs_and_asks_the_client() -> None:
             listed = await get(session, "tasks/list", {})
             assert [t["status"] for t in listed["tasks"]] == ["completed"]
     assert "Traceback" not in transport.stderr_text
+
+
+class Silent(Recorder):
+    """A client that never answers an elicitation."""
+
+    async def elicitation_create(
+        self, params: v2025_11_25.ElicitRequestParams
+    ) -> v2025_11_25.ElicitResult:
+        await anyio.sleep_forever()
+        raise AssertionError("unreachable")
+
+
+@pytest.mark.anyio
+async def test_a_question_the_client_never_answers_fails_the_task(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(client_requests, "TASK_QUESTION_TIMEOUT_S", 0.05)
+    async with connected(make_app(), recorder=Silent()) as session:
+        task = await call_task(session, "ask")
+        error = await refused(session, "tasks/result", {"taskId": task["taskId"]})
+        final = await get(session, "tasks/get", {"taskId": task["taskId"]})
+    assert (
+        error.message == "elicitation/create: the client did not answer within 0.05 s"
+    )
+    assert final["status"] == "failed"

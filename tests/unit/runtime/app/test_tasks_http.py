@@ -368,3 +368,27 @@ async def test_stateless_callers_with_a_principal_list_their_own_tasks() -> None
     task_id = created["result"]["task"]["taskId"]
     assert [t["taskId"] for t in mine["result"]["tasks"]] == [task_id]
     assert theirs["result"]["tasks"] == []
+
+
+@pytest.mark.anyio
+async def test_a_cancelled_tasks_parked_question_is_dropped() -> None:
+    app = McpHttpApp(make_app().session())
+    transport = httpx.ASGITransport(app)
+    async with httpx.AsyncClient(
+        transport=transport, base_url=BASE_URL, timeout=LIMIT
+    ) as http:
+        try:
+            session_id = await open_session(http, elicitation={})
+            headers = {**BASE, **session_headers(session_id)}
+            mux = app.sessions.get(session_id).mux  # type: ignore[union-attr]
+            body = rpc(1, "tools/call", {"name": "ask", "arguments": {}, "task": {}})
+            created = (await http.post("/mcp", json=body, headers=headers)).json()
+            task_id = created["result"]["task"]["taskId"]
+            await anyio.wait_all_tasks_blocked()
+            parked = len(mux._parked)  # no GET nor tasks/result stream
+            cancel = rpc(2, "tasks/cancel", {"taskId": task_id})
+            await http.post("/mcp", json=cancel, headers=headers)
+            await anyio.wait_all_tasks_blocked()
+            assert parked == 1 and not mux._parked
+        finally:
+            await close_app(app)

@@ -127,3 +127,75 @@ async def test_a_finished_tasks_result_stops_being_a_destination(
     mux.open_standalone(standalone)
     await mux.send(ask(1, "A"))
     assert queued(standalone) == [ask(1, "A")]
+
+
+def cancelled(request_id: int) -> bytes:
+    return message(method="notifications/cancelled", params={"requestId": request_id})
+
+
+def answer(request_id: int) -> bytes:
+    return message(id=request_id, result={"action": "decline"})
+
+
+@pytest.mark.anyio
+async def test_a_cancelled_parked_request_is_dropped_unsent(
+    mux: SessionMux, streams: Callable[..., ResponseStream]
+) -> None:
+    await mux.send(ask(1, "A"))
+    await mux.send(ask(2, "A"))
+    await mux.send(cancelled(1))  # the task ended, expired or gave up
+    standalone = streams()
+    mux.open_standalone(standalone)
+    assert queued(standalone) == [ask(2, "A")]
+
+
+@pytest.mark.anyio
+async def test_a_request_on_a_dropped_stream_is_parked_again_until_answered(
+    mux: SessionMux, streams: Callable[..., ResponseStream]
+) -> None:
+    first = streams(7)
+    mux.feed(result_request(7, "A"), first)
+    await mux.send(ask(1, "A"))
+    await mux.send(ask(2, "A"))
+    mux.feed(answer(2), None)  # answered: never sent again
+    mux.forget(first)  # the client dropped the stream, maybe unread
+    second = streams(8)
+    mux.feed(result_request(8, "A"), second)
+    assert queued(second) == [ask(1, "A")]
+    mux.feed(answer(1), None)
+    mux.forget(second)
+    standalone = streams()
+    mux.open_standalone(standalone)
+    assert queued(standalone) == []
+
+
+@pytest.mark.anyio
+async def test_a_request_on_an_ended_stream_goes_at_once_where_one_is_open(
+    mux: SessionMux, streams: Callable[..., ResponseStream]
+) -> None:
+    standalone = streams()
+    mux.open_standalone(standalone)
+    result = streams(7)
+    mux.feed(result_request(7, "A"), result)
+    await mux.send(ask(1, "A"))
+    mux.forget(result)
+    assert queued(standalone) == [ask(1, "A")]
+    mux.close_standalone(standalone)
+    again = streams()
+    mux.open_standalone(again)
+    assert queued(again) == [ask(1, "A")]
+
+
+@pytest.mark.anyio
+async def test_a_cancelled_sent_request_is_not_sent_again(
+    mux: SessionMux, streams: Callable[..., ResponseStream]
+) -> None:
+    result = streams(7)
+    mux.feed(result_request(7, "A"), result)
+    await mux.send(ask(1, "A"))
+    await mux.send(cancelled(1))  # the client saw it: it hears of the cancel
+    assert queued(result) == [ask(1, "A"), cancelled(1)]
+    mux.forget(result)
+    standalone = streams()
+    mux.open_standalone(standalone)
+    assert queued(standalone) == []
