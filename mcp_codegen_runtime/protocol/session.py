@@ -646,20 +646,24 @@ class ServerConnection:
 
     async def __call__(self, method: str, params: bytes | None) -> bytes | None:
         session = self.session
-        if _not_an_object(params) and request_in_progress() is not None:
-            raise InvalidParamsError(method, "params must be a JSON object")
         probe = _probe(params)
         version = _modern_version(probe) if session.modern_versions else None
         if version is not None:
             return await self._modern(version, method, params, probe)
         if method == INITIALIZE:
             return self._initialize(probe, params)
+        # ping's params are ignored, whatever they are.
+        shapeless = method != PING and _not_an_object(params)
         if self._legacy is not None:
             if method == INITIALIZED:
                 return None
+            if shapeless and request_in_progress() is not None:
+                raise InvalidParamsError(method, "params must be a JSON object")
             return await self._serve_legacy(self._legacy, method, params)
         modern = self.era == "modern" or not session.legacy_versions
         if modern and request_in_progress() is not None:  # a request, ping too
+            if shapeless:
+                raise InvalidParamsError(method, "params must be a JSON object")
             raise RpcError(
                 ErrorCode.INVALID_PARAMS,
                 f"{method}: modern requests must carry "
