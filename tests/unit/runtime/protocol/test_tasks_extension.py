@@ -450,6 +450,7 @@ async def test_malformed_input_responses_are_invalid_params_naming_them() -> Non
 @pytest.mark.anyio
 async def test_tools_call_params_of_the_wrong_shape_are_invalid_params() -> None:
     async with serving(Fixture()) as client:
+        await call(client, "waiting")  # the connection is a 2026 one
         array = await rpc_error(client.request("tools/call", ["waiting"], Any))
         name = await rpc_error(
             client.request(
