@@ -392,3 +392,32 @@ async def test_a_cancelled_tasks_parked_question_is_dropped() -> None:
             assert parked == 1 and not mux._parked
         finally:
             await close_app(app)
+
+
+@pytest.mark.anyio
+async def test_a_2026_tools_call_with_a_non_string_name_is_invalid_params() -> None:
+    app = make_app()
+    transport = httpx.ASGITransport(app.asgi())
+    headers = {
+        **BASE,
+        "mcp-protocol-version": "2026-07-28",
+        "mcp-method": "tools/call",
+        "mcp-name": "slow",
+    }
+    envelope = {
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {},
+    }
+    async with httpx.AsyncClient(
+        transport=transport, base_url=BASE_URL, timeout=LIMIT
+    ) as http:
+        try:
+            params = {"name": 5, "arguments": {}, "_meta": envelope}
+            reply = await http.post(
+                "/mcp", json=rpc(1, "tools/call", params), headers=headers
+            )
+        finally:
+            await app.tasks.aclose()
+    error = reply.json()["error"]
+    assert error["code"] == -32602
+    assert "name must be a string" in error["message"]
