@@ -23,17 +23,19 @@ from __future__ import annotations
 import secrets
 import time
 import typing
-from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 import anyio
 import msgspec
 
 from mcp_codegen_runtime.errors import ErrorCode, InvalidParamsError, RpcError
-from mcp_codegen_runtime.protocol.tasks import RATE_LIMITED, RateLimiter
+from mcp_codegen_runtime.protocol.tasks import (
+    RATE_LIMITED,
+    RateLimiter,
+    related_task_meta,
+)
+from mcp_codegen_runtime.protocol.tasks.wire2025 import task_json
 from mcp_codegen_runtime.stores.tasks import MemoryTaskStore, TaskRecord
-
-from .tasks import RELATED_TASK
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable, Mapping
@@ -159,7 +161,7 @@ class TaskHost:
                 return await self._create(method, body, task)
         if method == "tasks/get":
             record = await self._record(method, params)
-            return _encoded(_task_of(record))
+            return _encoded(task_json(record))
         if method == "tasks/result":
             return await self._result(await self._record(method, params))
         if method == "tasks/list":
@@ -204,7 +206,7 @@ class TaskHost:
         request = {k: v for k, v in body.items() if k != "task"}
         self._ended[record.task_id] = anyio.Event()
         self._group.start_soon(self._run, record.task_id, method, request, scope)
-        return _encoded({"task": _task_of(record)})
+        return _encoded({"task": task_json(record)})
 
     def _admit(self) -> None:
         """Refuse a task over the active cap or the rate limit."""
@@ -266,7 +268,7 @@ class TaskHost:
             ended.set()
         if record is not None and self._notify is not None:
             try:
-                await self._notify("notifications/tasks/status", _task_of(record))
+                await self._notify("notifications/tasks/status", task_json(record))
             except Exception:  # the notification is optional
                 pass
 
@@ -289,7 +291,7 @@ class TaskHost:
         if found.status == "completed" and found.result is not None:
             meta: dict[str, Any] = {
                 **(found.result.get("_meta") or {}),
-                RELATED_TASK: {"taskId": found.task_id},
+                **related_task_meta(found.task_id),
             }
             return _encoded({**found.result, "_meta": meta})
         if found.status == "failed" and found.error is not None:
@@ -307,7 +309,7 @@ class TaskHost:
         if cursor is not None and not isinstance(cursor, str):
             raise InvalidParamsError("tasks/list", "cursor must be a string")
         found = await self.store.list(None, after=cursor, limit=PAGE_SIZE + 1)
-        page: dict[str, Any] = {"tasks": [_task_of(r) for r in found[:PAGE_SIZE]]}
+        page: dict[str, Any] = {"tasks": [task_json(r) for r in found[:PAGE_SIZE]]}
         if len(found) > PAGE_SIZE:
             page["nextCursor"] = found[PAGE_SIZE - 1].task_id
         return _encoded(page)
@@ -326,7 +328,7 @@ class TaskHost:
             {"status": "cancelled", "status_message": "cancelled by the server"},
         )
         found = await self.store.get(record.task_id)
-        return _encoded(_task_of(found if found is not None else record))
+        return _encoded(task_json(found if found is not None else record))
 
 
 def _decoded(method: str, params: bytes | None) -> dict[str, Any]:
@@ -341,24 +343,3 @@ def _decoded(method: str, params: bytes | None) -> dict[str, Any]:
 
 def _encoded(value: Any) -> bytes:
     return msgspec.json.encode(value)
-
-
-def _iso(seconds: float) -> str:
-    stamp = datetime.fromtimestamp(seconds, UTC).isoformat(timespec="milliseconds")
-    return stamp.replace("+00:00", "Z")
-
-
-def _task_of(record: TaskRecord) -> dict[str, Any]:
-    """The 2025-11-25 `Task` object of `record`."""
-    task: dict[str, Any] = {
-        "taskId": record.task_id,
-        "status": record.status,
-        "createdAt": _iso(record.created_at),
-        "lastUpdatedAt": _iso(record.last_updated_at),
-        "ttl": record.ttl_ms,
-    }
-    if record.poll_interval_ms is not None:
-        task["pollInterval"] = record.poll_interval_ms
-    if record.status_message is not None:
-        task["statusMessage"] = record.status_message
-    return task

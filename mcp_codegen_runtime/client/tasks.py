@@ -50,7 +50,6 @@ if TYPE_CHECKING:
 
 __all__ = [
     "DEFAULT_POLL_INTERVAL",
-    "RELATED_TASK",
     "TASKS_EXTENSION",
     "TaskCancelledError",
     "TaskHandle",
@@ -66,8 +65,6 @@ R = TypeVar("R")
 
 TASKS_EXTENSION = "io.modelcontextprotocol/tasks"
 """The identifier of the 2026 tasks extension (SEP-2663)."""
-RELATED_TASK = "io.modelcontextprotocol/related-task"
-"""The `_meta` key tying a message to a task (2025-11-25)."""
 DEFAULT_POLL_INTERVAL = 0.5
 """Seconds between two `tasks/get` when the server suggests no interval."""
 MIN_POLL_INTERVAL = 0.01
