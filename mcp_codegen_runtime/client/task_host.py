@@ -20,6 +20,7 @@ this.
 
 from __future__ import annotations
 
+import logging
 import secrets
 import time
 import typing
@@ -56,6 +57,8 @@ __all__ = [
     "TaskHost",
     "host_capabilities",
 ]
+
+logger = logging.getLogger(__name__)
 
 TASKABLE = {
     "sampling/createMessage": ("sampling", "createMessage"),
@@ -150,7 +153,10 @@ class TaskHost:
     async def _purge_loop(self) -> None:
         while True:
             await anyio.sleep(self.purge_interval_s)
-            await self.purge()
+            try:
+                await self.purge()
+            except Exception:  # a store's hiccup must not end the client
+                logger.warning("purging expired hosted tasks failed", exc_info=True)
 
     async def __call__(self, method: str, params: bytes | None) -> bytes | None:
         """Serve one message from the server."""

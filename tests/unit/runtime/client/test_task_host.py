@@ -361,6 +361,25 @@ class Counted(MemoryTaskStore):
         return await super().purge_expired()
 
 
+async def quiet(method: str, params: Any) -> None:
+    """A `notify` that sends nothing."""
+
+
+class Failing(MemoryTaskStore):
+    """A memory store whose purge fails each time."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.tries = 0
+        self.twice = anyio.Event()
+
+    async def purge_expired(self) -> int:
+        self.tries += 1
+        if self.tries == 2:
+            self.twice.set()
+        raise OSError("the disk is gone")
+
+
 def sampling_task(ttl: int = 60_000) -> bytes:
     return json.dumps({**SAMPLE, "task": {"ttl": ttl}}).encode()
 
@@ -395,7 +414,7 @@ async def test_the_default_cap_bounds_a_flood_of_task_requests() -> None:
     refused: list[RpcError] = []
     with anyio.fail_after(LIMIT):
         async with anyio.create_task_group() as group:
-            host.start(group, Server().handle)
+            host.start(group, quiet)
             for _ in range(task_host.DEFAULT_MAX_ACTIVE + 50):
                 try:
                     await host("sampling/createMessage", sampling_task())
@@ -474,7 +493,7 @@ async def test_finished_tasks_are_purged_once_expired() -> None:
     host = TaskHost(inner, {"sampling/createMessage"}, store, clock=clock)
     with anyio.fail_after(LIMIT):
         async with anyio.create_task_group() as group:
-            host.start(group, Server().handle)
+            host.start(group, quiet)
             created = json.loads(
                 await host("sampling/createMessage", sampling_task(ttl=1000)) or b""
             )
@@ -496,7 +515,7 @@ async def test_the_host_purges_on_its_own() -> None:
     host = TaskHost(inner, {"sampling/createMessage"}, store, purge_interval_s=0.01)
     with anyio.fail_after(LIMIT):
         async with anyio.create_task_group() as group:
-            host.start(group, Server().handle)
+            host.start(group, quiet)
             await store.purged.wait()
             group.cancel_scope.cancel()
     assert store.purges >= 1
@@ -508,3 +527,22 @@ def test_the_limits_have_documented_defaults() -> None:
     assert host.limiter.rate == task_host.DEFAULT_RATE == 2.0
     assert host.limiter.burst == task_host.DEFAULT_BURST == 32
     assert host.purge_interval_s == task_host.PURGE_INTERVAL_S == 60.0
+
+
+@pytest.mark.anyio
+async def test_a_failing_purge_is_logged_and_the_host_goes_on(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    async def inner(method: str, params: bytes | None) -> bytes | None:
+        return None
+
+    store = Failing()
+    host = TaskHost(inner, {"sampling/createMessage"}, store, purge_interval_s=0.001)
+    with anyio.fail_after(LIMIT):
+        async with anyio.create_task_group() as group:
+            host.start(group, quiet)
+            await store.twice.wait()  # the loop survived the first failure
+            created = await host("sampling/createMessage", sampling_task())
+            assert created is not None and b'"working"' in created
+            group.cancel_scope.cancel()
+    assert "the disk is gone" in caplog.text
