@@ -449,3 +449,19 @@ async def test_anonymous_callers_do_not_share_their_limits() -> None:
             assert seen["status"] == "working"
             assert theirs["status"] == "working"
             fixture.release.set()
+
+
+@pytest.mark.anyio
+async def test_a_listen_over_the_rate_limit_is_refused_not_emptied() -> None:
+    fixture = Fixture()
+    async with serving(fixture) as client:
+        created = await call(client, "waiting")
+        fixture.app.tasks.limiter = RateLimiter(0.001, 2)
+        ids = ["not-a-task", "nor-this", created["taskId"]]
+        listen = {"_meta": meta(), "notifications": {"taskIds": ids}}
+        refused = await rpc_error(
+            client.request("subscriptions/listen", listen, dict[str, Any])
+        )
+        fixture.release.set()
+    assert refused.code == RATE_LIMITED
+    assert "Too many task operations" in refused.message
