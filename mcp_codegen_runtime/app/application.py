@@ -716,6 +716,9 @@ class App:
         """The `ServerSession` serving this app in every revision."""
         from .handlers import handlers_for
 
+        # The sessions share the app's tasks: each holds the manager, so only
+        # the last one to close stops it.
+        self.tasks.hold()
         return AppSession(
             self.changes,
             handlers_for(self),

@@ -13,7 +13,9 @@ Decisions worth knowing:
   the stdio request) that started it. `aclose()` (or leaving `async with`)
   cancels what still runs, marks those tasks failed, and stops the purge
   loop; the serving transport calls it on shutdown (`ServerSession.aclose`:
-  the stdio server's end, the HTTP app's lifespan).
+  the stdio server's end, the HTTP app's lifespan). Sessions that share a
+  manager (an `App`'s) `hold` it, and `ServerSession.aclose` releases it:
+  the last release closes it, so one session ending stops no other's tasks.
 - Outcome: a result is `completed` (or `failed` when `failed_when(result)`,
   the 2025-11-25 rule for tool results with `isError: true`); an `RpcError`
   is `failed` with that error; any other exception is `failed` with -32603
@@ -380,6 +382,18 @@ class TaskManager:
             parked.done.set()
             changed = await self._change(task_id, status="working", input_requests=None)
         return record if changed is None else changed
+
+    def hold(self) -> None:
+        """One more server session serves on this manager; its `release`
+        closes the manager only once no other holds it."""
+        self._holders += 1
+
+    async def release(self) -> None:
+        """A holder is done: close the manager when it was the last (or the
+        manager was never held)."""
+        self._holders -= 1
+        if self._holders <= 0:
+            await self.aclose()
 
     def add_listener(self, listener: StatusListener) -> Callable[[], None]:
         """Call `listener` after every task's status changes; returns what

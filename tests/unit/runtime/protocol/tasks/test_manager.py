@@ -645,3 +645,25 @@ async def test_a_task_is_never_granted_less_than_the_minimum_ttl(asked: int) -> 
         record = await tasks.start("a", ERA, "tools/call", Gate(), asked)
         assert record.ttl_ms == 1_000
         assert (await tasks.get("a", record.task_id)).status == "working"
+
+
+@pytest.mark.anyio
+async def test_the_manager_closes_when_its_last_holder_releases_it() -> None:
+    async with manager() as tasks:
+        tasks.hold()
+        tasks.hold()
+        await tasks.release()
+        record = await tasks.start("a", ERA, "tools/call", await done())
+        assert (await tasks.wait("a", record.task_id)).status == "completed"
+        await tasks.release()
+        with pytest.raises(RpcError) as caught:
+            await tasks.start("a", ERA, "tools/call", await done())
+        assert "shutting down" in caught.value.message
+
+
+@pytest.mark.anyio
+async def test_releasing_a_manager_never_held_closes_it() -> None:
+    async with manager() as tasks:
+        await tasks.release()
+        with pytest.raises(RpcError):
+            await tasks.start("a", ERA, "tools/call", await done())
