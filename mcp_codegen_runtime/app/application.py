@@ -111,8 +111,9 @@ class App:
             worker thread (`app.threads.total_tokens` changes it later).
         task_store: where tasks are kept (default: in memory).
         task_options: settings of the `TaskManager` (`default_ttl_ms`,
-            `max_ttl_ms`, `poll_interval_ms`, `max_active_per_owner`,
-            `rate`, `burst`, `page_size`...).
+            `min_ttl_ms`, `max_ttl_ms`, `poll_interval_ms`,
+            `max_active_per_owner`, `max_active_total`, `rate`, `burst`,
+            `page_size`...).
     """
 
     def __init__(
