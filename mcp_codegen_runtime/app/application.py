@@ -69,6 +69,7 @@ import msgspec
 
 from ..errors import ErrorCode, InvalidParamsError, RpcError
 from ..protocol.extensions import missing_extension, negotiated
+from ..protocol.tasks.limits import RATE_LIMITED
 from .access import ScopeTable, insufficient_scope
 from .calls import DEFAULT_MAX_THREADS, call, runs_in_thread
 from .changes import AppSession, ChangeFeed
@@ -110,8 +111,9 @@ class App:
             worker thread (`app.threads.total_tokens` changes it later).
         task_store: where tasks are kept (default: in memory).
         task_options: settings of the `TaskManager` (`default_ttl_ms`,
-            `max_ttl_ms`, `poll_interval_ms`, `max_active_per_owner`,
-            `rate`, `burst`, `page_size`...).
+            `min_ttl_ms`, `max_ttl_ms`, `poll_interval_ms`,
+            `max_active_per_owner`, `max_active_total`, `rate`, `burst`,
+            `page_size`...).
     """
 
     def __init__(
@@ -633,7 +635,8 @@ class App:
 
         Raises:
             RpcError: -32021 when it asks for any without having negotiated
-                the tasks extension.
+                the tasks extension; `RATE_LIMITED` when looking the ids up
+                (one task operation each) exceeds the caller's rate limit.
         """
         from mcp_codegen_runtime.protocol.tasks_extension import (
             TASKS,
@@ -653,7 +656,11 @@ class App:
                 continue
             try:
                 record = await self.tasks.get(owner, task_id)
-            except RpcError:
+            except RpcError as exc:
+                # Each id costs a lookup; past the limit the listen is refused
+                # rather than have the caller's tasks dropped unsaid.
+                if exc.code == RATE_LIMITED:
+                    raise
                 continue  # unknown or not the caller's: not acknowledged
             if record.era == "2026-07-28":
                 found[task_id] = detailed(record)
@@ -713,6 +720,9 @@ class App:
         """The `ServerSession` serving this app in every revision."""
         from .handlers import handlers_for
 
+        # The sessions share the app's tasks: each holds the manager, so only
+        # the last one to close stops it.
+        self.tasks.hold()
         return AppSession(
             self.changes,
             handlers_for(self),

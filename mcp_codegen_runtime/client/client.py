@@ -172,6 +172,8 @@ class Client:
             the `sampling` and `elicitation` callbacks given, so the server
             may send them as tasks (run in the background; see `TaskHost`).
         task_store: where hosted tasks are kept (default: in memory).
+        host_task_options: limits of the hosted tasks, `TaskHost` keywords
+            (`max_active`, `rate`, `burst`, `purge_interval_s`).
         cache: remembers what each target spoke (default: one per process).
         env, cwd, stderr: for command targets (see `stdio_client`).
     """
@@ -200,6 +202,7 @@ class Client:
         accept_tasks: bool = False,
         host_tasks: bool = False,
         task_store: TaskStore | None = None,
+        host_task_options: Mapping[str, Any] | None = None,
         cache: VersionCache | None = VERSION_CACHE,
         env: Mapping[str, str] | None = None,
         cwd: str | os.PathLike[str] | None = None,
@@ -221,6 +224,7 @@ class Client:
         self.accept_tasks = accept_tasks
         self._hosted = hosted if host_tasks else set[str]()
         self._task_store = task_store
+        self._host_options = dict(host_task_options or {})
         self._host: TaskHost | None = None
         self._watch = TaskWatch()
         given: list[Handlers] = []
@@ -273,7 +277,9 @@ class Client:
             session.connection.handler = self._notifications
             inner = self._notifications.inner
             if self._hosted and session.era == "legacy" and inner is not None:
-                host = TaskHost(inner, self._hosted, self._task_store)
+                host = TaskHost(
+                    inner, self._hosted, self._task_store, **self._host_options
+                )
                 group = await stack.enter_async_context(anyio.create_task_group())
                 stack.callback(group.cancel_scope.cancel)  # runs first on exit
                 host.start(group, session.connection.notify)

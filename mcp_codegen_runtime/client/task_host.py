@@ -7,6 +7,12 @@ and serves the server's `tasks/get`, `tasks/result` (which waits for the end),
 `tasks/list` and `tasks/cancel` for them, sending `notifications/tasks/status`
 when a task ends. Tasks are kept in a `TaskStore` (in memory by default).
 
+The server is not trusted with the client's resources: at most `max_active`
+tasks run at once, creations are rate-limited (a token bucket), a task still
+running when its TTL passes is stopped, and expired tasks are purged every
+`purge_interval_s`. Past a limit the request is refused with `RATE_LIMITED`
+(-32029) and a message saying which.
+
 The 2026 tasks extension has no client-hosted tasks (SEP-2663: every server
 request must belong to a client request), so a 2026 session never declares
 this.
@@ -14,19 +20,23 @@ this.
 
 from __future__ import annotations
 
+import logging
 import secrets
 import time
 import typing
-from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 import anyio
 import msgspec
 
 from mcp_codegen_runtime.errors import ErrorCode, InvalidParamsError, RpcError
+from mcp_codegen_runtime.protocol.tasks import (
+    RATE_LIMITED,
+    RateLimiter,
+    related_task_meta,
+)
+from mcp_codegen_runtime.protocol.tasks.wire2025 import task_json
 from mcp_codegen_runtime.stores.tasks import MemoryTaskStore, TaskRecord
-
-from .tasks import RELATED_TASK
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable, Mapping
@@ -37,12 +47,18 @@ if TYPE_CHECKING:
     from mcp_codegen_runtime.stores.tasks import TaskStore
 
 __all__ = [
+    "DEFAULT_BURST",
+    "DEFAULT_MAX_ACTIVE",
+    "DEFAULT_RATE",
     "DEFAULT_TTL_MS",
     "MAX_TTL_MS",
+    "PURGE_INTERVAL_S",
     "TASKABLE",
     "TaskHost",
     "host_capabilities",
 ]
+
+logger = logging.getLogger(__name__)
 
 TASKABLE = {
     "sampling/createMessage": ("sampling", "createMessage"),
@@ -58,6 +74,15 @@ POLL_INTERVAL_MS = 500
 """The polling interval suggested to the server."""
 PAGE_SIZE = 50
 """Tasks per `tasks/list` page."""
+DEFAULT_MAX_ACTIVE = 16
+"""Tasks the server may have running on the client at once."""
+DEFAULT_RATE = 2.0
+"""Task creations per second the server may sustain."""
+DEFAULT_BURST = 32
+"""Task creations the server may make in a burst."""
+PURGE_INTERVAL_S = 60.0
+"""Seconds between two purges of expired tasks."""
+EXPIRED_MESSAGE = "the task's TTL passed before it finished"
 
 
 def host_capabilities(methods: set[str]) -> dict[str, Any]:
@@ -78,6 +103,10 @@ class TaskHost:
         inner: the handler that answers requests (the client's callbacks).
         methods: the requests accepted as tasks (some of `TASKABLE`).
         store: where tasks are kept (default: a `MemoryTaskStore`).
+        max_active: tasks running at once (None: no limit).
+        rate, burst: task creations per second, and the burst allowed
+            (rate None: no limit).
+        purge_interval_s: how often expired tasks are deleted.
         clock: Unix seconds now.
 
     `start` must be called with a task group and a way to notify the server
@@ -90,11 +119,18 @@ class TaskHost:
         methods: set[str],
         store: TaskStore | None = None,
         *,
+        max_active: int | None = DEFAULT_MAX_ACTIVE,
+        rate: float | None = DEFAULT_RATE,
+        burst: int = DEFAULT_BURST,
+        purge_interval_s: float = PURGE_INTERVAL_S,
         clock: Callable[[], float] = time.time,
     ) -> None:
         self.inner = inner
         self.methods = methods & set(TASKABLE)
         self.store: TaskStore = store if store is not None else MemoryTaskStore()
+        self.max_active = max_active
+        self.limiter = RateLimiter(rate, burst)
+        self.purge_interval_s = purge_interval_s
         self._clock = clock
         self._group: TaskGroup | None = None
         self._notify: Callable[[str, Any], Awaitable[None]] | None = None
@@ -104,9 +140,23 @@ class TaskHost:
     def start(
         self, group: TaskGroup, notify: Callable[[str, Any], Awaitable[None]]
     ) -> None:
-        """Run tasks in `group`; send status notifications with `notify`."""
+        """Run tasks in `group`; send status notifications with `notify`;
+        purge expired tasks in `group` until it ends."""
         self._group = group
         self._notify = notify
+        group.start_soon(self._purge_loop)
+
+    async def purge(self) -> int:
+        """Delete the expired tasks now; how many were deleted."""
+        return await self.store.purge_expired()
+
+    async def _purge_loop(self) -> None:
+        while True:
+            await anyio.sleep(self.purge_interval_s)
+            try:
+                await self.purge()
+            except Exception:  # a store's hiccup must not end the client
+                logger.warning("purging expired hosted tasks failed", exc_info=True)
 
     async def __call__(self, method: str, params: bytes | None) -> bytes | None:
         """Serve one message from the server."""
@@ -117,7 +167,7 @@ class TaskHost:
                 return await self._create(method, body, task)
         if method == "tasks/get":
             record = await self._record(method, params)
-            return _encoded(_task_of(record))
+            return _encoded(task_json(record))
         if method == "tasks/result":
             return await self._result(await self._record(method, params))
         if method == "tasks/list":
@@ -137,6 +187,7 @@ class TaskHost:
         ):
             raise InvalidParamsError(method, "task.ttl must be a whole number >= 0")
         ttl = min(DEFAULT_TTL_MS if asked is None else asked, MAX_TTL_MS)
+        self._admit()
         now = self._clock()
         record = TaskRecord(
             task_id=secrets.token_urlsafe(24),
@@ -148,12 +199,31 @@ class TaskHost:
             ttl_ms=ttl,
             poll_interval_ms=POLL_INTERVAL_MS,
         )
-        await self.store.create(record)
+        # The slot is taken before the store is awaited, so concurrent
+        # requests cannot all pass the cap; the deadline stops the work at
+        # the TTL, when the record expires anyway.
+        scope = anyio.CancelScope(deadline=anyio.current_time() + ttl / 1000)
+        self._scopes[record.task_id] = scope
+        try:
+            await self.store.create(record)
+        except BaseException:
+            del self._scopes[record.task_id]
+            raise
         request = {k: v for k, v in body.items() if k != "task"}
-        scope = self._scopes[record.task_id] = anyio.CancelScope()
         self._ended[record.task_id] = anyio.Event()
         self._group.start_soon(self._run, record.task_id, method, request, scope)
-        return _encoded({"task": _task_of(record)})
+        return _encoded({"task": task_json(record)})
+
+    def _admit(self) -> None:
+        """Refuse a task over the active cap or the rate limit."""
+        if self.max_active is not None and len(self._scopes) >= self.max_active:
+            raise RpcError(
+                RATE_LIMITED,
+                f"Too many active tasks: at most {self.max_active} may run at "
+                "once on this client; wait for one to finish",
+                {"maxActiveTasks": self.max_active},
+            )
+        self.limiter.take(None, "create")
 
     async def _run(
         self,
@@ -185,7 +255,13 @@ class TaskHost:
                     "status_message": message,
                 }
         if scope.cancelled_caught:
-            return  # `tasks/cancel` settled the task already
+            if self._scopes.get(task_id) is not scope:
+                return  # `tasks/cancel` settled the task already
+            changes = {
+                "status": "failed",
+                "error": {"code": ErrorCode.INTERNAL_ERROR, "message": EXPIRED_MESSAGE},
+                "status_message": EXPIRED_MESSAGE,
+            }
         await self._end(task_id, changes)
 
     async def _end(self, task_id: str, changes: dict[str, Any]) -> None:
@@ -198,7 +274,7 @@ class TaskHost:
             ended.set()
         if record is not None and self._notify is not None:
             try:
-                await self._notify("notifications/tasks/status", _task_of(record))
+                await self._notify("notifications/tasks/status", task_json(record))
             except Exception:  # the notification is optional
                 pass
 
@@ -221,7 +297,7 @@ class TaskHost:
         if found.status == "completed" and found.result is not None:
             meta: dict[str, Any] = {
                 **(found.result.get("_meta") or {}),
-                RELATED_TASK: {"taskId": found.task_id},
+                **related_task_meta(found.task_id),
             }
             return _encoded({**found.result, "_meta": meta})
         if found.status == "failed" and found.error is not None:
@@ -239,7 +315,7 @@ class TaskHost:
         if cursor is not None and not isinstance(cursor, str):
             raise InvalidParamsError("tasks/list", "cursor must be a string")
         found = await self.store.list(None, after=cursor, limit=PAGE_SIZE + 1)
-        page: dict[str, Any] = {"tasks": [_task_of(r) for r in found[:PAGE_SIZE]]}
+        page: dict[str, Any] = {"tasks": [task_json(r) for r in found[:PAGE_SIZE]]}
         if len(found) > PAGE_SIZE:
             page["nextCursor"] = found[PAGE_SIZE - 1].task_id
         return _encoded(page)
@@ -258,7 +334,7 @@ class TaskHost:
             {"status": "cancelled", "status_message": "cancelled by the server"},
         )
         found = await self.store.get(record.task_id)
-        return _encoded(_task_of(found if found is not None else record))
+        return _encoded(task_json(found if found is not None else record))
 
 
 def _decoded(method: str, params: bytes | None) -> dict[str, Any]:
@@ -273,24 +349,3 @@ def _decoded(method: str, params: bytes | None) -> dict[str, Any]:
 
 def _encoded(value: Any) -> bytes:
     return msgspec.json.encode(value)
-
-
-def _iso(seconds: float) -> str:
-    stamp = datetime.fromtimestamp(seconds, UTC).isoformat(timespec="milliseconds")
-    return stamp.replace("+00:00", "Z")
-
-
-def _task_of(record: TaskRecord) -> dict[str, Any]:
-    """The 2025-11-25 `Task` object of `record`."""
-    task: dict[str, Any] = {
-        "taskId": record.task_id,
-        "status": record.status,
-        "createdAt": _iso(record.created_at),
-        "lastUpdatedAt": _iso(record.last_updated_at),
-        "ttl": record.ttl_ms,
-    }
-    if record.poll_interval_ms is not None:
-        task["pollInterval"] = record.poll_interval_ms
-    if record.status_message is not None:
-        task["statusMessage"] = record.status_message
-    return task

@@ -22,8 +22,9 @@ every request take `timeout` (default: the `Client`'s); None means no limit.
 from __future__ import annotations
 
 import typing
+import weakref
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import anyio
@@ -49,7 +50,6 @@ if TYPE_CHECKING:
 
 __all__ = [
     "DEFAULT_POLL_INTERVAL",
-    "RELATED_TASK",
     "TASKS_EXTENSION",
     "TaskCancelledError",
     "TaskHandle",
@@ -65,8 +65,6 @@ R = TypeVar("R")
 
 TASKS_EXTENSION = "io.modelcontextprotocol/tasks"
 """The identifier of the 2026 tasks extension (SEP-2663)."""
-RELATED_TASK = "io.modelcontextprotocol/related-task"
-"""The `_meta` key tying a message to a task (2025-11-25)."""
 DEFAULT_POLL_INTERVAL = 0.5
 """Seconds between two `tasks/get` when the server suggests no interval."""
 MIN_POLL_INTERVAL = 0.01
@@ -181,25 +179,41 @@ TaskStatusCallback = Callable[[TaskState], Awaitable[None]]
 """Called with the task each time its status (or status message) changes."""
 
 
-@dataclass
 class TaskWatch:
-    """The handles of a client by task id, for status notifications."""
+    """The live handles of a client by task id, for status notifications.
 
-    handles: dict[str, list[TaskHandle]] = field(
-        default_factory=dict[str, "list[TaskHandle]"]
-    )
+    Handles are held weakly: one no one keeps is forgotten, since its task
+    may never be seen to end (a 2026 server sends no status unasked).
+    """
+
+    def __init__(self) -> None:
+        self.handles: dict[str, list[weakref.ref[TaskHandle]]] = {}
+
+    def __len__(self) -> int:
+        """How many handles are watched."""
+        return sum(len(refs) for refs in self.handles.values())
 
     def add(self, handle: TaskHandle) -> None:
-        """Hear of `handle`'s task until it ends."""
-        self.handles.setdefault(handle.task_id, []).append(handle)
+        """Hear of `handle`'s task until it ends, or the handle goes."""
+        task_id = handle.task_id
+
+        def gone(ref: weakref.ref[TaskHandle]) -> None:
+            self._remove(task_id, ref)
+
+        self.handles.setdefault(task_id, []).append(weakref.ref(handle, gone))
 
     def drop(self, handle: TaskHandle) -> None:
         """Stop hearing of `handle`'s task."""
-        found = self.handles.get(handle.task_id, [])
-        if handle in found:
-            found.remove(handle)
-        if not found:
-            self.handles.pop(handle.task_id, None)
+        for ref in list(self.handles.get(handle.task_id, [])):
+            if ref() is handle:
+                self._remove(handle.task_id, ref)
+
+    def _remove(self, task_id: str, ref: weakref.ref[TaskHandle]) -> None:
+        refs = self.handles.get(task_id, [])
+        if ref in refs:
+            refs.remove(ref)
+        if not refs:
+            self.handles.pop(task_id, None)
 
     async def notified(self, body: Mapping[str, Any]) -> None:
         """A status notification: to the handles of its task (a notification
@@ -208,8 +222,10 @@ class TaskWatch:
             state = TaskState.from_wire(body)
         except ProtocolError:
             return
-        for handle in list(self.handles.get(state.task_id, [])):
-            await handle.observe(state)
+        for ref in list(self.handles.get(state.task_id, [])):
+            handle = ref()
+            if handle is not None:
+                await handle.observe(state)
 
 
 class TaskHandle:
@@ -224,8 +240,9 @@ class TaskHandle:
         watch: where status notifications are routed to the handle.
         immediate: the server answered the call at once (2026): the handle
             is finished, `state.result` is the result.
-        on_end: called once when the task is seen to end (the client drops
-            the call's progress callback).
+        on_end: called once when the task is seen to end, the handle is
+            detached or it is garbage-collected (the client drops the
+            call's progress callback).
     """
 
     def __init__(
@@ -240,7 +257,7 @@ class TaskHandle:
         on_end: Callable[[], None] | None = None,
     ) -> None:
         self._session = session
-        self._on_end = on_end
+        self._release = None if on_end is None else weakref.finalize(self, on_end)
         self._state = state
         self._timeout = timeout
         self._callbacks: list[Callable[[TaskState], Awaitable[None]]] = (
@@ -300,9 +317,8 @@ class TaskHandle:
     def _ended(self) -> None:
         if self._watch is not None:
             self._watch.drop(self)
-        on_end, self._on_end = self._on_end, None
-        if on_end is not None:
-            on_end()
+        if self._release is not None:
+            self._release()  # a finalizer runs once, whoever calls it first
 
     def _limit(self, timeout: float | UnsetType | None) -> float | None:
         return self._timeout if isinstance(timeout, UnsetType) else timeout

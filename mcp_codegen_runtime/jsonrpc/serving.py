@@ -33,9 +33,12 @@ __all__ = [
     "current_request",
     "enter_request",
     "leave_request",
+    "peer_address",
     "request_in_progress",
+    "reset_peer_address",
     "serve_notification",
     "serve_request",
+    "set_peer_address",
 ]
 
 Handler: TypeAlias = Callable[[str, bytes | None], Awaitable[bytes | None]]
@@ -44,6 +47,10 @@ result, or None (for notifications; a request answered with None gets `{}`).
 `Dispatcher.dispatch` has this signature. Raise `RpcError` to send an error."""
 
 logger = logging.getLogger(__name__)
+
+_peer_address: contextvars.ContextVar[str | None] = contextvars.ContextVar(
+    "mcp_codegen_runtime.jsonrpc.serving.peer_address", default=None
+)
 
 PING = "ping"
 PROGRESS = "notifications/progress"
@@ -230,3 +237,19 @@ def current_request() -> RequestContext:
         return _current.get()
     except LookupError:
         raise RuntimeError("not inside a JSON-RPC request handler") from None
+
+
+def peer_address() -> str | None:
+    """The network address of the client being served (the HTTP transport
+    sets its host), None when the transport knows none (stdio)."""
+    return _peer_address.get()
+
+
+def set_peer_address(address: str | None) -> contextvars.Token[str | None]:
+    """For transports: the client address of what runs in this context."""
+    return _peer_address.set(address)
+
+
+def reset_peer_address(token: contextvars.Token[str | None]) -> None:
+    """Undo `set_peer_address`."""
+    _peer_address.reset(token)

@@ -532,11 +532,15 @@ class ServerSession:
             and "tasks/get" in revision.package.METHODS
         )
 
+    _released = False
+
     async def aclose(self) -> None:
-        """Stop the session's background work (its tasks); the serving
-        transport calls this when it shuts down."""
-        if self.tasks is not None:
-            await self.tasks.aclose()
+        """Stop the session's background work: release its task manager,
+        which closes once no other session holds it (`TaskManager.hold`); the
+        serving transport calls this when it shuts down."""
+        if self.tasks is not None and not self._released:
+            self._released = True
+            await self.tasks.release()
 
     def handler(self) -> ServerConnection:
         """A fresh handler for one connection (pass it to `Connection`)."""

@@ -13,7 +13,9 @@ Decisions worth knowing:
   the stdio request) that started it. `aclose()` (or leaving `async with`)
   cancels what still runs, marks those tasks failed, and stops the purge
   loop; the serving transport calls it on shutdown (`ServerSession.aclose`:
-  the stdio server's end, the HTTP app's lifespan).
+  the stdio server's end, the HTTP app's lifespan). Sessions that share a
+  manager (an `App`'s) `hold` it, and `ServerSession.aclose` releases it:
+  the last release closes it, so one session ending stops no other's tasks.
 - Outcome: a result is `completed` (or `failed` when `failed_when(result)`,
   the 2025-11-25 rule for tool results with `isError: true`); an `RpcError`
   is `failed` with that error; any other exception is `failed` with -32603
@@ -24,12 +26,17 @@ Decisions worth knowing:
   found"), so ids cannot be probed; cursors of `list` are sealed (HMAC) and
   bound to their owner.
 - Limits: `max_active_per_owner` tasks running at once per owner (in this
-  process), and a per-owner token bucket over every operation (creation,
-  polling, listing, cancelling): over either, `RATE_LIMITED` with a message.
+  process), `max_active_total` for all owners together, and a per-owner
+  token bucket over every operation (creation, polling, listing,
+  cancelling): over any, `RATE_LIMITED` with a message. Anonymous 2026
+  callers (no owner) are told apart for limits by address or connection
+  (`owner.limit_key`). A slot is reserved before the record is stored, so
+  concurrent creations cannot overshoot a cap.
 - Audit: creation and the terminal state of every task are logged at INFO
   (`mcp_codegen_runtime.protocol.tasks.manager`) with the owner key (a
   digest, never the principal's claims).
-- TTL: the requested one, else `default_ttl_ms`, capped by `max_ttl_ms`.
+- TTL: the requested one, else `default_ttl_ms`, at least `min_ttl_ms` (a
+  task is never created expired) and at most `max_ttl_ms`.
   Expired tasks vanish on access (the store's rule) and a purge loop deletes
   them every `purge_interval_s`, cancelling the work of any still running.
 """
@@ -57,6 +64,7 @@ from mcp_codegen_runtime.stores.tasks import (
 
 from .ids import new_task_id
 from .limits import RATE_LIMITED, RateLimiter
+from .owner import limit_key
 from .running import RunningTask
 
 __all__ = [
@@ -100,8 +108,11 @@ class TaskManager:
             the manager; a store given is left open).
         default_ttl_ms: the TTL of a task whose requestor named none.
         max_ttl_ms: the longest TTL granted (None: unbounded).
+        min_ttl_ms: the shortest TTL granted (a shorter request gets it).
         poll_interval_ms: the polling interval suggested to requestors.
         max_active_per_owner: tasks one owner may have running at once.
+        max_active_total: tasks running at once in this manager, whoever
+            owns them (None: no ceiling).
         rate, burst: task operations per second per owner, and the burst
             allowed (rate None: no limit).
         page_size: tasks per page of `list`.
@@ -118,8 +129,10 @@ class TaskManager:
         *,
         default_ttl_ms: int | None = 3_600_000,
         max_ttl_ms: int | None = 86_400_000,
+        min_ttl_ms: int = 1000,
         poll_interval_ms: int | None = 1000,
         max_active_per_owner: int | None = 100,
+        max_active_total: int | None = 1000,
         rate: float | None = 50.0,
         burst: int = 200,
         page_size: int = 50,
@@ -131,8 +144,10 @@ class TaskManager:
         self.store: TaskStore = MemoryTaskStore() if store is None else store
         self.default_ttl_ms = default_ttl_ms
         self.max_ttl_ms = max_ttl_ms
+        self.min_ttl_ms = min_ttl_ms
         self.poll_interval_ms = poll_interval_ms
         self.max_active_per_owner = max_active_per_owner
+        self.max_active_total = max_active_total
         self.limiter = RateLimiter(rate, burst)
         self.page_size = page_size
         self.purge_interval_s = purge_interval_s
@@ -140,6 +155,8 @@ class TaskManager:
         self._cursor_key = cursor_key or os.urandom(32)
         self._running: dict[str, asyncio.Task[None]] = {}
         self._active: dict[str | None, int] = {}
+        self._active_total = 0
+        self._holders = 0
         self._notify: dict[str, StatusListener] = {}
         self._changed: dict[str, anyio.Event] = {}
         self._parked: dict[str, _Parked] = {}
@@ -174,12 +191,32 @@ class TaskManager:
 
         Raises:
             RpcError: `RATE_LIMITED` (too many operations, or too many tasks
-                running for `owner`); -32603 once the manager is closed.
+                running for `owner` or in all); -32603 once the manager is
+                closed.
         """
         if self._closing:
             raise RpcError(ErrorCode.INTERNAL_ERROR, "The server is shutting down")
-        self.limiter.take(owner, "create")
-        active = self._active.get(owner, 0)
+        key = limit_key(owner)
+        self.limiter.take(key, "create")
+        self._reserve(key)
+        try:
+            record = await self._create(owner, era, method, ttl_ms)
+        except BaseException:
+            self._release(key)
+            raise
+        logger.info(
+            "task %s created: %s (%s) for %s", record.task_id, method, era, owner
+        )
+        if notify is not None:
+            self._notify[record.task_id] = notify
+        work = self._execute(record, key, run, failed_when)
+        task = asyncio.get_running_loop().create_task(work)
+        self._running[record.task_id] = task
+        self._start_purger()
+        return record
+
+    def _reserve(self, key: str | None) -> None:
+        active = self._active.get(key, 0)
         if (
             self.max_active_per_owner is not None
             and active >= self.max_active_per_owner
@@ -190,6 +227,30 @@ class TaskManager:
                 "may run at once; wait for one to finish",
                 {"maxActiveTasks": self.max_active_per_owner},
             )
+        if (
+            self.max_active_total is not None
+            and self._active_total >= self.max_active_total
+        ):
+            raise RpcError(
+                RATE_LIMITED,
+                f"The server is running too many tasks (at most "
+                f"{self.max_active_total} at once); retry later",
+                {"maxActiveTasksTotal": self.max_active_total},
+            )
+        self._active[key] = active + 1
+        self._active_total += 1
+
+    def _release(self, key: str | None) -> None:
+        self._active_total -= 1
+        left = self._active.get(key, 1) - 1
+        if left > 0:
+            self._active[key] = left
+        else:
+            self._active.pop(key, None)
+
+    async def _create(
+        self, owner: str | None, era: str, method: str, ttl_ms: int | None
+    ) -> TaskRecord:
         now = time.time()
         record = TaskRecord(
             task_id=new_task_id(),
@@ -206,16 +267,6 @@ class TaskManager:
         except TaskExistsError:  # 192 random bits: never, but never silently
             record = msgspec.structs.replace(record, task_id=new_task_id())
             await self.store.create(record)
-        self._active[owner] = active + 1
-        logger.info(
-            "task %s created: %s (%s) for %s", record.task_id, method, era, owner
-        )
-        if notify is not None:
-            self._notify[record.task_id] = notify
-        work = self._execute(record, run, failed_when)
-        task = asyncio.get_running_loop().create_task(work)
-        self._running[record.task_id] = task
-        self._start_purger()
         return record
 
     async def get(self, owner: str | None, task_id: str) -> TaskRecord:
@@ -224,7 +275,7 @@ class TaskManager:
         Raises:
             RpcError: -32602 (not found), or `RATE_LIMITED`.
         """
-        self.limiter.take(owner, "get")
+        self.limiter.take(limit_key(owner), "get")
         return await self._lookup(owner, task_id)
 
     async def wait(self, owner: str | None, task_id: str) -> TaskRecord:
@@ -234,14 +285,27 @@ class TaskManager:
             RpcError: -32602 (not found, or expired while waiting), or
                 `RATE_LIMITED`.
         """
-        self.limiter.take(owner, "result")
-        while True:
-            changed = self._changed.setdefault(task_id, anyio.Event())
-            record = await self._lookup(owner, task_id)
-            if record.terminal:
-                return record
-            with anyio.move_on_after(self.recheck_s):
-                await changed.wait()
+        self.limiter.take(limit_key(owner), "result")
+        record = await self._lookup(owner, task_id)
+        # Only a task that exists gets an event, and the last waiter drops it.
+        changed: anyio.Event | None = None
+        try:
+            while not record.terminal:
+                changed = self._changed.setdefault(task_id, anyio.Event())
+                # Read again once the event is there, so no change is missed.
+                record = await self._lookup(owner, task_id)
+                if record.terminal:
+                    break
+                with anyio.move_on_after(self.recheck_s):
+                    await changed.wait()
+            return record
+        finally:
+            if (
+                changed is not None
+                and self._changed.get(task_id) is changed
+                and changed.statistics().tasks_waiting == 0
+            ):
+                del self._changed[task_id]
 
     async def cancel(self, owner: str | None, task_id: str) -> TaskRecord:
         """Cancel an active task: `cancelled` before this returns, and its
@@ -251,7 +315,7 @@ class TaskManager:
             RpcError: -32602 (not found, or already terminal), or
                 `RATE_LIMITED`.
         """
-        self.limiter.take(owner, "cancel")
+        self.limiter.take(limit_key(owner), "cancel")
         record = await self._lookup(owner, task_id)
         if not record.terminal:
             updated = await self._change(
@@ -278,7 +342,7 @@ class TaskManager:
             RpcError: -32602 (a cursor this manager did not give `owner`), or
                 `RATE_LIMITED`.
         """
-        self.limiter.take(owner, "list")
+        self.limiter.take(limit_key(owner), "list")
         after = None if cursor is None else self._open_cursor(owner, cursor)
         found = await self.store.list(owner, after=after, limit=self.page_size + 1)
         page = found[: self.page_size]
@@ -296,7 +360,7 @@ class TaskManager:
         Raises:
             RpcError: -32602 (not found), or `RATE_LIMITED`.
         """
-        self.limiter.take(owner, "update")
+        self.limiter.take(limit_key(owner), "update")
         record = await self._lookup(owner, task_id)
         parked = self._parked.get(task_id)
         if parked is None or record.terminal:
@@ -318,6 +382,18 @@ class TaskManager:
             parked.done.set()
             changed = await self._change(task_id, status="working", input_requests=None)
         return record if changed is None else changed
+
+    def hold(self) -> None:
+        """One more server session serves on this manager; its `release`
+        closes the manager only once no other holds it."""
+        self._holders += 1
+
+    async def release(self) -> None:
+        """A holder is done: close the manager when it was the last (or the
+        manager was never held)."""
+        self._holders -= 1
+        if self._holders <= 0:
+            await self.aclose()
 
     def add_listener(self, listener: StatusListener) -> Callable[[], None]:
         """Call `listener` after every task's status changes; returns what
@@ -369,7 +445,11 @@ class TaskManager:
     # -- inside --
 
     def _ttl(self, requested: int | None) -> int | None:
-        ttl = self.default_ttl_ms if requested is None else max(0, requested)
+        ttl = (
+            self.default_ttl_ms
+            if requested is None
+            else max(self.min_ttl_ms, requested)
+        )
         if self.max_ttl_ms is not None and (ttl is None or ttl > self.max_ttl_ms):
             return self.max_ttl_ms
         return ttl
@@ -409,6 +489,7 @@ class TaskManager:
     async def _execute(
         self,
         record: TaskRecord,
+        key: str | None,
         run: TaskRun,
         failed_when: Callable[[dict[str, Any]], bool] | None,
     ) -> None:
@@ -449,9 +530,9 @@ class TaskManager:
             if final is not None:
                 logger.info("task %s %s", task_id, final.status)
         finally:
-            self._finish(record)
+            self._finish(record, key)
 
-    def _finish(self, record: TaskRecord) -> None:
+    def _finish(self, record: TaskRecord, key: str | None) -> None:
         task_id = record.task_id
         self._running.pop(task_id, None)
         self._notify.pop(task_id, None)
@@ -461,11 +542,7 @@ class TaskManager:
         changed = self._changed.pop(task_id, None)
         if changed is not None:
             changed.set()
-        left = self._active.get(record.owner, 1) - 1
-        if left > 0:
-            self._active[record.owner] = left
-        else:
-            self._active.pop(record.owner, None)
+        self._release(key)
 
     def _start_purger(self) -> None:
         if self._purger is None or self._purger.done():

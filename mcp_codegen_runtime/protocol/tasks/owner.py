@@ -10,15 +10,20 @@
   ends (they still run to completion and expire).
 
 The key is a digest, never the principal itself, so a store holds no claims.
+
+Limits (rate, active tasks) are kept per owner, except for a caller that has
+no owner (an anonymous 2026 request: its task belongs to whoever holds the
+id): `limit_key` then tells callers apart by their network address (HTTP)
+or their connection (stdio), so one cannot spend the others' limits.
 """
 
 from __future__ import annotations
 
-from mcp_codegen_runtime.jsonrpc.serving import request_in_progress
+from mcp_codegen_runtime.jsonrpc.serving import peer_address, request_in_progress
 
 from ..request_state import principal_digest
 
-__all__ = ["owner_of", "principal_owner"]
+__all__ = ["limit_key", "owner_of", "principal_owner"]
 
 
 def principal_owner(principal: object) -> str | None:
@@ -37,3 +42,16 @@ def owner_of(connection_key: str | None) -> str | None:
     if owner is not None:
         return owner
     return None if connection_key is None else "connection:" + connection_key
+
+
+def limit_key(owner: str | None) -> str | None:
+    """Whose limits an operation of `owner` spends: the owner's, else (an
+    anonymous owner) the client address of the request being served, else
+    its connection; None outside any request."""
+    if owner is not None:
+        return owner
+    address = peer_address()
+    if address is not None:
+        return "address:" + address
+    context = request_in_progress()
+    return None if context is None else f"link:{id(context.connection):x}"

@@ -64,13 +64,29 @@ class _Cursor(msgspec.Struct):
     cursor: str | None = None
 
 
+MAX_TTL = 2**53 - 1
+"""The largest `ttl` read (JSON's safe integers); the manager caps it lower."""
+
+
 class _TaskMetadata(msgspec.Struct):
+    # The schema says integer, which JSON Schema lets be written 5.0.
     ttl: int | float | None = None
 
     @property
     def ttl_ms(self) -> int | None:
         """The requested TTL in whole milliseconds (None: the default)."""
         return None if self.ttl is None else int(self.ttl)
+
+    def check(self) -> str | None:
+        """What is wrong with the requested TTL, if anything."""
+        ttl = self.ttl
+        if ttl is None:
+            return None
+        if isinstance(ttl, float) and not ttl.is_integer():
+            return f"task.ttl must be a whole number of milliseconds, got {ttl}"
+        if not 0 <= ttl <= MAX_TTL:
+            return f"task.ttl must be between 0 and {MAX_TTL} milliseconds, got {ttl}"
+        return None
 
 
 class _TaskProbe(msgspec.Struct):
@@ -86,16 +102,21 @@ def task_params(method: str, params: bytes | None) -> _TaskMetadata | None:
     """The `task` member of a request's params (None when not augmented).
 
     Raises:
-        InvalidParamsError: `task` is not a `TaskMetadata`.
+        InvalidParamsError: `task` is not a `TaskMetadata`, or its `ttl` is
+            not a non-negative integer.
     """
     if not params or b'"task"' not in params:
         return None
     try:
-        return _task_probe.decode(params).task
+        task = _task_probe.decode(params).task
     except msgspec.ValidationError as exc:
         raise InvalidParamsError(method, f"task: {exc}") from None
     except msgspec.DecodeError:
         return None  # the handler reports unreadable params
+    wrong = None if task is None else task.check()
+    if wrong is not None:
+        raise InvalidParamsError(method, wrong)
+    return task
 
 
 def task_capability(methods: Collection[str]) -> dict[str, Any]:

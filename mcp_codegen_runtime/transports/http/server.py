@@ -78,6 +78,7 @@ from mcp_codegen_runtime.jsonrpc.connection import (
     serve_request,
 )
 from mcp_codegen_runtime.jsonrpc.envelope import BadMessage, Envelope, RequestId
+from mcp_codegen_runtime.jsonrpc.serving import reset_peer_address, set_peer_address
 from mcp_codegen_runtime.protocol.meta import (
     META_CLIENT_CAPABILITIES,
     META_PROTOCOL_VERSION,
@@ -332,6 +333,15 @@ class McpHttpApp:
     # -- ASGI --
 
     async def __call__(self, scope: Scope, receive: Any, send: Any) -> None:
+        client = scope.get("client")
+        # The client's host keys anonymous callers' task limits.
+        token = set_peer_address(str(client[0]) if client else None)
+        try:
+            await self._serve(scope, receive, send)
+        finally:
+            reset_peer_address(token)
+
+    async def _serve(self, scope: Scope, receive: Any, send: Any) -> None:
         if scope["type"] == "lifespan":
             await serve_lifespan(receive, send, self.aclose)
             return

@@ -497,6 +497,34 @@ async def test_a_task_outlives_the_connection_that_started_it() -> None:
     assert record.status == "completed"
 
 
+@pytest.mark.anyio
+async def test_closing_one_session_leaves_the_apps_tasks_to_the_others() -> None:
+    app = make_app()
+    first, second = app.session(), app.session()
+    await first.aclose()
+    await first.aclose()  # a second close releases nothing more
+    client_end, server_end = memory_pair()
+    with anyio.fail_after(LIMIT):
+        async with (
+            Connection(server_end, second.handler()),
+            ClientSession(
+                client_end, name="t", version="1", versions=[LEGACY]
+            ) as session,
+        ):
+            task = await call_task(session, "slow", {"text": "still"})
+            done = await get(session, "tasks/result", {"taskId": task["taskId"]})
+            assert done["content"][0]["text"] == "still"
+        await second.aclose()  # the last one: the manager stops
+    with pytest.raises(RpcError) as caught:
+        await app.tasks.start(None, LEGACY, "tools/call", _never)
+    assert "shutting down" in caught.value.message
+
+
+async def _never(_: Any) -> Result:
+    await anyio.sleep_forever()
+    raise AssertionError
+
+
 def _owner_of(app: Any, task_id: str) -> str | None:
     record = app.tasks.store._records[task_id]
     owner: str | None = record.owner

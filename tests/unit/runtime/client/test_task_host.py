@@ -15,8 +15,11 @@ import pytest
 
 from mcp_codegen_runtime import Client
 from mcp_codegen_runtime.client import task_host
+from mcp_codegen_runtime.client.task_host import TaskHost
 from mcp_codegen_runtime.errors import MethodNotFoundError, RpcError
 from mcp_codegen_runtime.jsonrpc.connection import Connection
+from mcp_codegen_runtime.protocol.tasks import RATE_LIMITED
+from mcp_codegen_runtime.stores.tasks import MemoryTaskStore
 from mcp_codegen_runtime.transports import memory_pair
 from mcp_codegen_types import latest
 
@@ -329,3 +332,217 @@ async def test_a_ttl_is_capped_and_defaulted() -> None:
         got = await server.ask("tasks/get", {"taskId": default})
         assert got["ttl"] == task_host.DEFAULT_TTL_MS
         gate.open.set()
+
+
+# --- limits -------------------------------------------------------------------
+
+
+class Clock:
+    """Unix seconds the test moves by hand."""
+
+    def __init__(self) -> None:
+        self.now = 1_000_000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+class Counted(MemoryTaskStore):
+    """A memory store that notes each purge."""
+
+    def __init__(self, clock: Clock) -> None:
+        super().__init__(clock=clock)
+        self.purges = 0
+        self.purged = anyio.Event()
+
+    async def purge_expired(self) -> int:
+        self.purges += 1
+        self.purged.set()
+        return await super().purge_expired()
+
+
+async def quiet(method: str, params: Any) -> None:
+    """A `notify` that sends nothing."""
+
+
+class Failing(MemoryTaskStore):
+    """A memory store whose purge fails each time."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.tries = 0
+        self.twice = anyio.Event()
+
+    async def purge_expired(self) -> int:
+        self.tries += 1
+        if self.tries == 2:
+            self.twice.set()
+        raise OSError("the disk is gone")
+
+
+def sampling_task(ttl: int = 60_000) -> bytes:
+    return json.dumps({**SAMPLE, "task": {"ttl": ttl}}).encode()
+
+
+@pytest.mark.anyio
+async def test_active_tasks_are_capped_and_the_excess_refused() -> None:
+    gate = Gate()
+    options = {"max_active": 2, "rate": None}
+    async with hosting(gate, host_task_options=options) as server:
+        first = await start(server, "sampling/createMessage", SAMPLE)
+        await start(server, "elicitation/create", ELICIT)
+        with pytest.raises(RpcError) as refused:
+            await start(server, "sampling/createMessage", SAMPLE)
+        assert refused.value.code == RATE_LIMITED
+        assert "Too many active tasks: at most 2" in refused.value.message
+        assert refused.value.data == {"maxActiveTasks": 2}
+        await server.ask("tasks/cancel", {"taskId": first})
+        await start(server, "sampling/createMessage", SAMPLE)  # a slot is free
+        gate.open.set()
+
+
+@pytest.mark.anyio
+async def test_the_default_cap_bounds_a_flood_of_task_requests() -> None:
+    started = 0
+
+    async def inner(method: str, params: bytes | None) -> bytes | None:
+        nonlocal started
+        started += 1
+        await anyio.sleep_forever()
+
+    host = TaskHost(inner, {"sampling/createMessage"}, rate=None)
+    refused: list[RpcError] = []
+    with anyio.fail_after(LIMIT):
+        async with anyio.create_task_group() as group:
+            host.start(group, quiet)
+            for _ in range(task_host.DEFAULT_MAX_ACTIVE + 50):
+                try:
+                    await host("sampling/createMessage", sampling_task())
+                except RpcError as exc:
+                    refused.append(exc)
+            await anyio.wait_all_tasks_blocked()
+            group.cancel_scope.cancel()
+    assert started == task_host.DEFAULT_MAX_ACTIVE
+    assert len(refused) == 50
+    assert {exc.code for exc in refused} == {RATE_LIMITED}
+
+
+@pytest.mark.anyio
+async def test_task_creation_is_rate_limited() -> None:
+    gate = Gate()
+    options = {"rate": 0.001, "burst": 3, "max_active": None}
+    async with hosting(gate, host_task_options=options) as server:
+        for _ in range(3):
+            await start(server, "sampling/createMessage", SAMPLE)
+        with pytest.raises(RpcError) as refused:
+            await start(server, "sampling/createMessage", SAMPLE)
+        assert refused.value.code == RATE_LIMITED
+        assert "Too many task operations (create)" in refused.value.message
+        assert refused.value.data["retryAfterMs"] > 0
+        gate.open.set()
+
+
+@pytest.mark.anyio
+async def test_a_task_past_its_ttl_is_stopped_and_frees_its_slot() -> None:
+    cancelled = anyio.Event()
+
+    async def sampling(
+        params: latest.CreateMessageRequestParams,
+    ) -> latest.CreateMessageResult:
+        try:
+            await anyio.sleep_forever()
+        finally:
+            cancelled.set()
+        raise AssertionError("never reached")
+
+    server = Server()
+    client_end, server_end = memory_pair()
+    options = {"max_active": 1, "rate": None}
+    with anyio.fail_after(LIMIT):
+        async with (
+            Connection(server_end, server.handle) as connection,
+            Client(
+                client_end,
+                cache=None,
+                sampling=sampling,
+                host_tasks=True,
+                host_task_options=options,
+            ),
+        ):
+            server.connection = connection
+            task_id = await start(server, "sampling/createMessage", SAMPLE, ttl=20)
+            await cancelled.wait()
+            try:  # gone, or failed if the wall clock lags the event loop's
+                got = await server.ask("tasks/get", {"taskId": task_id})
+                assert (got["status"], got["statusMessage"]) == (
+                    "failed",
+                    task_host.EXPIRED_MESSAGE,
+                )
+            except RpcError as gone:
+                assert gone.code == -32602
+            await start(server, "sampling/createMessage", SAMPLE)
+
+
+@pytest.mark.anyio
+async def test_finished_tasks_are_purged_once_expired() -> None:
+    async def inner(method: str, params: bytes | None) -> bytes | None:
+        return b'{"role": "assistant", "content": {}, "model": "m"}'
+
+    clock = Clock()
+    store = Counted(clock)
+    host = TaskHost(inner, {"sampling/createMessage"}, store, clock=clock)
+    with anyio.fail_after(LIMIT):
+        async with anyio.create_task_group() as group:
+            host.start(group, quiet)
+            created = json.loads(
+                await host("sampling/createMessage", sampling_task(ttl=1000)) or b""
+            )
+            task_id = created["task"]["taskId"]
+            await host("tasks/result", json.dumps({"taskId": task_id}).encode())
+            assert await host.purge() == 0
+            clock.now += 2
+            assert await host.purge() == 1
+            assert store._records == {}  # pyright: ignore[reportPrivateUsage]
+            group.cancel_scope.cancel()
+
+
+@pytest.mark.anyio
+async def test_the_host_purges_on_its_own() -> None:
+    async def inner(method: str, params: bytes | None) -> bytes | None:
+        return None
+
+    store = Counted(Clock())
+    host = TaskHost(inner, {"sampling/createMessage"}, store, purge_interval_s=0.01)
+    with anyio.fail_after(LIMIT):
+        async with anyio.create_task_group() as group:
+            host.start(group, quiet)
+            await store.purged.wait()
+            group.cancel_scope.cancel()
+    assert store.purges >= 1
+
+
+def test_the_limits_have_documented_defaults() -> None:
+    host = TaskHost(Server().handle, {"sampling/createMessage"})
+    assert host.max_active == task_host.DEFAULT_MAX_ACTIVE == 16
+    assert host.limiter.rate == task_host.DEFAULT_RATE == 2.0
+    assert host.limiter.burst == task_host.DEFAULT_BURST == 32
+    assert host.purge_interval_s == task_host.PURGE_INTERVAL_S == 60.0
+
+
+@pytest.mark.anyio
+async def test_a_failing_purge_is_logged_and_the_host_goes_on(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    async def inner(method: str, params: bytes | None) -> bytes | None:
+        return None
+
+    store = Failing()
+    host = TaskHost(inner, {"sampling/createMessage"}, store, purge_interval_s=0.001)
+    with anyio.fail_after(LIMIT):
+        async with anyio.create_task_group() as group:
+            host.start(group, quiet)
+            await store.twice.wait()  # the loop survived the first failure
+            created = await host("sampling/createMessage", sampling_task())
+            assert created is not None and b'"working"' in created
+            group.cancel_scope.cancel()
+    assert "the disk is gone" in caplog.text

@@ -5,6 +5,7 @@ errors raised before anything is sent."""
 
 from __future__ import annotations
 
+import gc
 from collections.abc import AsyncGenerator
 from contextlib import asynccontextmanager
 from typing import Any
@@ -527,3 +528,74 @@ async def test_status_notifications_still_reach_the_users_handlers() -> None:
         await handlers.completed.wait()
     assert statuses.seen[-1] == "completed"
     assert handlers.heard[-1] == "completed"
+
+
+# --- handles no one keeps -----------------------------------------------------
+
+
+async def no_progress(
+    progress: float, total: float | None, message: str | None
+) -> None:
+    pass
+
+
+def held(client: Client) -> tuple[int, int]:
+    """The handles the client watches and the progress callbacks it keeps."""
+    watch = client._watch  # pyright: ignore[reportPrivateUsage]
+    progress = client._notifications.progress  # pyright: ignore[reportPrivateUsage]
+    return len(watch), len(progress)
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("era", ERAS)
+async def test_a_dropped_handle_releases_its_watch_and_progress(era: str) -> None:
+    """Fire and forget: the tasks never end (2026 sends no status either),
+    so only dropping the handle can free what the client holds for it."""
+    async with connected(era) as (_, client):
+        kept = await client.call_tool_as_task("slow", on_progress=no_progress)
+        for _ in range(20):
+            await client.call_tool_as_task("slow", on_progress=no_progress)
+        gc.collect()
+        assert held(client) == (1, 1)
+        del kept
+        gc.collect()
+        assert held(client) == (0, 0)
+
+
+@pytest.mark.anyio
+async def test_a_resumed_handle_no_one_keeps_is_forgotten() -> None:
+    async with connected("legacy") as (_, client):
+        kept = client.task("task-7")
+        for i in range(20):
+            client.task(f"task-{i}")
+        gc.collect()
+        assert held(client) == (1, 0)
+        assert kept.task_id == "task-7"
+
+
+@pytest.mark.anyio
+async def test_a_detached_handle_releases_its_watch_and_progress() -> None:
+    statuses = Statuses()
+    async with connected("legacy") as (server, client):
+        handle = await client.call_tool_as_task(
+            "slow", on_progress=no_progress, on_status=statuses
+        )
+        handle.detach()
+        assert held(client) == (0, 0)
+        watch = client._watch  # pyright: ignore[reportPrivateUsage]
+        await watch.notified({"taskId": handle.task_id, "status": "failed"})
+        assert statuses.seen == []
+        server.release.set()
+        assert (await handle.wait()).status == "completed"  # it still polls
+
+
+@pytest.mark.anyio
+async def test_a_kept_handle_still_hears_its_status_notifications() -> None:
+    statuses = Statuses()
+    async with connected("legacy") as (_, client):
+        handle = client.task("task-3", on_status=statuses)
+        gc.collect()
+        watch = client._watch  # pyright: ignore[reportPrivateUsage]
+        await watch.notified({"taskId": "task-3", "status": "input_required"})
+        assert statuses.seen == ["input_required"]
+        assert handle.state.status == "input_required"

@@ -22,6 +22,8 @@ from mcp_codegen_runtime.app.context import elicit_params
 from mcp_codegen_runtime.errors import ErrorCode, RpcError
 from mcp_codegen_runtime.jsonrpc.connection import Connection
 from mcp_codegen_runtime.protocol.extensions import Extension
+from mcp_codegen_runtime.protocol.tasks import RATE_LIMITED
+from mcp_codegen_runtime.protocol.tasks.limits import RateLimiter
 from mcp_codegen_runtime.protocol.tasks_extension import TASKS, detailed
 from mcp_codegen_runtime.stores.tasks import TaskRecord
 from mcp_codegen_runtime.transports import memory_pair
@@ -416,6 +418,53 @@ async def test_an_app_offers_another_extension_beside_tasks() -> None:
         "io.modelcontextprotocol/ui": {},
         TASKS: {},
     }
+
+
+@pytest.mark.anyio
+async def test_anonymous_callers_do_not_share_their_limits() -> None:
+    fixture = Fixture()
+    fixture.app.tasks.max_active_per_owner = 2
+    fixture.app.tasks.limiter = RateLimiter(0.001, 6)
+    session = fixture.app.session()
+    a_end, a_server = memory_pair()
+    b_end, b_server = memory_pair()
+    with anyio.fail_after(LIMIT):
+        async with (
+            Connection(a_server, session.handler()),
+            Connection(b_server, session.handler()),
+            Connection(a_end) as alice,
+            Connection(b_end) as bob,
+        ):
+            mine = [await call(alice, "waiting") for _ in range(2)]
+            full = await rpc_error(call(alice, "waiting"))
+            assert full.code == RATE_LIMITED
+            theirs = await call(bob, "waiting")  # a cap of bob's own
+            while True:  # alice spends her whole bucket
+                error = await rpc_error(ask(alice, "tasks/get", taskId="nope"))
+                if error.code == RATE_LIMITED:
+                    break
+            # Bob's bucket is untouched, and an anonymous task is still
+            # anyone's who holds its id.
+            seen = await ask(bob, "tasks/get", taskId=mine[0]["taskId"])
+            assert seen["status"] == "working"
+            assert theirs["status"] == "working"
+            fixture.release.set()
+
+
+@pytest.mark.anyio
+async def test_a_listen_over_the_rate_limit_is_refused_not_emptied() -> None:
+    fixture = Fixture()
+    async with serving(fixture) as client:
+        created = await call(client, "waiting")
+        fixture.app.tasks.limiter = RateLimiter(0.001, 2)
+        ids = ["not-a-task", "nor-this", created["taskId"]]
+        listen = {"_meta": meta(), "notifications": {"taskIds": ids}}
+        refused = await rpc_error(
+            client.request("subscriptions/listen", listen, dict[str, Any])
+        )
+        fixture.release.set()
+    assert refused.code == RATE_LIMITED
+    assert "Too many task operations" in refused.message
 
 
 @pytest.mark.anyio

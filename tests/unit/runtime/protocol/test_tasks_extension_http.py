@@ -138,3 +138,34 @@ async def test_without_the_extension_tasks_methods_are_400_and_32021() -> None:
         refused = await post(client, "tasks/get", {"taskId": "t"}, tasks=False)
     assert refused.status_code == 400
     assert refused.json()["error"]["code"] == -32021
+
+
+@pytest.mark.anyio
+async def test_anonymous_callers_limits_are_kept_per_address() -> None:
+    app = App("tasks-http", task_options={"max_active_per_owner": 1})
+    release = asyncio.Event()
+
+    @app.tool(task_support="optional")
+    async def waiting() -> str:
+        await release.wait()
+        return "done"
+
+    served: Any = McpHttpApp(app.session())
+
+    def client_at(host: str) -> httpx.AsyncClient:
+        transport = httpx.ASGITransport(served, client=(host, 50_000))
+        return httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1")
+
+    call = {"name": "waiting", "arguments": {}}
+    try:
+        with anyio.fail_after(LIMIT):
+            async with client_at("10.0.0.1") as one, client_at("10.0.0.2") as two:
+                first = await post(one, "tools/call", call, token="")
+                again = await post(one, "tools/call", call, token="")
+                other = await post(two, "tools/call", call, token="")
+            release.set()
+    finally:
+        await served.aclose()
+    assert first.json()["result"]["status"] == "working"
+    assert again.json()["error"]["code"] == -32029
+    assert other.json()["result"]["status"] == "working"

@@ -538,3 +538,132 @@ async def test_creation_and_outcome_are_logged_for_audit(
         f"task {record.task_id} created: tools/call (2025-11-25) for owner-key" in text
     )
     assert f"task {record.task_id} completed" in text
+
+
+class SlowStore(MemoryTaskStore):
+    """Yields while creating (as SQLite does), or fails when told to."""
+
+    fail = False
+
+    async def create(self, record: TaskRecord) -> None:
+        await anyio.sleep(0.001)
+        if self.fail:
+            raise OSError("disk full")
+        await super().create(record)
+
+
+@pytest.mark.anyio
+async def test_concurrent_creations_cannot_overshoot_the_cap() -> None:
+    async with manager(store=SlowStore(), max_active_per_owner=2) as tasks:
+        gate = Gate()
+        outcomes: list[str] = []
+
+        async def start() -> None:
+            try:
+                await tasks.start("alice", ERA, "tools/call", gate)
+                outcomes.append("started")
+            except RpcError as exc:
+                outcomes.append(str(exc.code))
+
+        async with anyio.create_task_group() as group:
+            for _ in range(20):
+                group.start_soon(start)
+        assert outcomes.count("started") == 2
+        assert outcomes.count(str(RATE_LIMITED)) == 18
+        gate.release.set()
+
+
+@pytest.mark.anyio
+async def test_a_failed_creation_gives_its_slot_back() -> None:
+    store = SlowStore()
+    async with manager(store=store, max_active_per_owner=1) as tasks:
+        store.fail = True
+        with pytest.raises(OSError):
+            await tasks.start("alice", ERA, "tools/call", Gate())
+        store.fail = False
+        gate = Gate()
+        await tasks.start("alice", ERA, "tools/call", gate)
+        gate.release.set()
+
+
+@pytest.mark.anyio
+async def test_active_tasks_of_all_owners_are_capped() -> None:
+    async with manager(max_active_total=3) as tasks:
+        gate = Gate()
+        records = [
+            await tasks.start(owner, ERA, "tools/call", gate)
+            for owner in ("a", "b", "c")
+        ]
+        with pytest.raises(RpcError) as caught:
+            await tasks.start("d", ERA, "tools/call", Gate())
+        assert caught.value.code == RATE_LIMITED
+        assert "too many tasks (at most 3 at once)" in caught.value.message
+        assert caught.value.data == {"maxActiveTasksTotal": 3}
+        gate.release.set()
+        await tasks.wait("a", records[0].task_id)
+        await tasks.wait("b", records[1].task_id)
+        await tasks.wait("c", records[2].task_id)
+        await tasks.start("d", ERA, "tools/call", await done())
+
+
+@pytest.mark.anyio
+async def test_waiting_on_unknown_ids_keeps_no_state() -> None:
+    async with manager() as tasks:
+        for n in range(50):
+            with pytest.raises(RpcError):
+                await tasks.wait("alice", f"bogus-{n}")
+        record = await tasks.start("alice", ERA, "tools/call", await done())
+        with pytest.raises(RpcError):
+            await tasks.wait("bob", record.task_id)
+        assert tasks._changed == {}  # pyright: ignore[reportPrivateUsage]
+
+
+@pytest.mark.anyio
+async def test_a_task_that_vanishes_while_waited_on_leaves_no_state() -> None:
+    offset = [0.0]
+    store = MemoryTaskStore(clock=lambda: time.time() + offset[0])
+    async with manager(store=store, recheck_s=0.01) as tasks:
+        gate = Gate()
+        record = await tasks.start("alice", ERA, "tools/call", gate, 1_000)
+        async with anyio.create_task_group() as group:
+
+            async def waiter() -> None:
+                with pytest.raises(RpcError):
+                    await tasks.wait("alice", record.task_id)
+
+            group.start_soon(waiter)
+            await anyio.wait_all_tasks_blocked()
+            offset[0] = 2.0  # expired: the next re-check finds nothing
+        assert tasks._changed == {}  # pyright: ignore[reportPrivateUsage]
+        gate.release.set()
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("asked", [-1, 0, 1, 999])
+async def test_a_task_is_never_granted_less_than_the_minimum_ttl(asked: int) -> None:
+    async with manager(min_ttl_ms=1_000) as tasks:
+        record = await tasks.start("a", ERA, "tools/call", Gate(), asked)
+        assert record.ttl_ms == 1_000
+        assert (await tasks.get("a", record.task_id)).status == "working"
+
+
+@pytest.mark.anyio
+async def test_the_manager_closes_when_its_last_holder_releases_it() -> None:
+    async with manager() as tasks:
+        tasks.hold()
+        tasks.hold()
+        await tasks.release()
+        record = await tasks.start("a", ERA, "tools/call", await done())
+        assert (await tasks.wait("a", record.task_id)).status == "completed"
+        await tasks.release()
+        with pytest.raises(RpcError) as caught:
+            await tasks.start("a", ERA, "tools/call", await done())
+        assert "shutting down" in caught.value.message
+
+
+@pytest.mark.anyio
+async def test_releasing_a_manager_never_held_closes_it() -> None:
+    async with manager() as tasks:
+        await tasks.release()
+        with pytest.raises(RpcError):
+            await tasks.start("a", ERA, "tools/call", await done())

@@ -7,8 +7,14 @@ from mcp_codegen_runtime.jsonrpc.serving import (
     RequestContext,
     enter_request,
     leave_request,
+    reset_peer_address,
+    set_peer_address,
 )
-from mcp_codegen_runtime.protocol.tasks.owner import owner_of, principal_owner
+from mcp_codegen_runtime.protocol.tasks.owner import (
+    limit_key,
+    owner_of,
+    principal_owner,
+)
 
 
 class _Peer:
@@ -48,3 +54,30 @@ def test_owner_of_prefers_the_principal_then_the_connection() -> None:
         assert owner_of("k1") == owner_of("k2")
     finally:
         leave_request(token)
+
+
+def _key_in(peer: _Peer, address: str | None = None) -> str | None:
+    token = set_peer_address(address)
+    entered = enter_request(RequestContext(peer, 1, "tasks/get", None))
+    try:
+        return limit_key(None)
+    finally:
+        leave_request(entered)
+        reset_peer_address(token)
+
+
+def test_an_owner_spends_its_own_limits() -> None:
+    assert limit_key("connection:x") == "connection:x"
+
+
+def test_anonymous_callers_are_told_apart_by_connection() -> None:
+    one, other = _Peer(), _Peer()
+    assert _key_in(one) == _key_in(one)
+    assert _key_in(one) != _key_in(other)
+    assert _key_in(one) is not None
+
+
+def test_anonymous_http_callers_are_told_apart_by_address() -> None:
+    # Every HTTP request has a peer of its own: the address is what lasts.
+    assert _key_in(_Peer(), "10.0.0.1") == _key_in(_Peer(), "10.0.0.1")
+    assert _key_in(_Peer(), "10.0.0.1") != _key_in(_Peer(), "10.0.0.2")

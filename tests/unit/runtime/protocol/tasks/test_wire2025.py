@@ -55,3 +55,30 @@ def test_task_params() -> None:
     assert empty is not None and empty.ttl is None
     with pytest.raises(InvalidParamsError):
         task_params("tools/call", b'{"task":{"ttl":"soon"}}')
+
+
+@pytest.mark.parametrize(
+    ("ttl", "why"),
+    [
+        ("-1", "between 0 and"),
+        ("1.5", "whole number"),
+        ("1e300", "between 0 and"),
+        ("99999999999999999999", "between 0 and"),
+        ('"60000"', "Expected `int | float | null`"),
+        ("true", "Expected `int | float | null`"),
+    ],
+)
+def test_a_ttl_that_is_not_a_non_negative_integer_is_invalid(
+    ttl: str, why: str
+) -> None:
+    params = b'{"name":"x","task":{"ttl":' + ttl.encode() + b"}}"
+    with pytest.raises(InvalidParamsError) as caught:
+        task_params("tools/call", params)
+    assert why in caught.value.message
+
+
+def test_a_ttl_written_as_a_whole_float_is_an_integer() -> None:
+    found = task_params("tools/call", b'{"name":"x","task":{"ttl":60000.0}}')
+    assert found is not None and found.ttl_ms == 60_000
+    zero = task_params("tools/call", b'{"name":"x","task":{"ttl":0}}')
+    assert zero is not None and zero.ttl_ms == 0
