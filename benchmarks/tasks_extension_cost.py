@@ -21,7 +21,7 @@ import anyio.lowlevel
 
 from mcp_codegen_runtime.app import App
 from mcp_codegen_runtime.jsonrpc.connection import Connection
-from mcp_codegen_runtime.protocol.tasks_extension import TASKS
+from mcp_codegen_runtime.protocol.tasks.wire2026 import TASKS
 from mcp_codegen_runtime.transports import memory_pair
 
 Result = dict[str, Any]

@@ -44,7 +44,7 @@ in `task_store` (memory by default) and are run by `app.tasks`, a
 Tasks (2026-07-28): the same tools are tasks for 2026 requests that
 negotiated the `io.modelcontextprotocol/tasks` extension (SEP-2663,
 advertised under `capabilities.extensions` when a tool supports tasks; see
-`protocol.tasks_extension`): the server decides, so such a call answers
+`protocol.tasks.wire2026`): the server decides, so such a call answers
 `resultType: "task"`; without the extension "optional" runs as a plain call
 and "required" is -32021. `task_start="explicit"` lets the tool gather input
 in ordinary `InputRequiredResult` rounds first and become a task when it
@@ -638,7 +638,7 @@ class App:
                 the tasks extension; `RATE_LIMITED` when looking the ids up
                 (one task operation each) exceeds the caller's rate limit.
         """
-        from mcp_codegen_runtime.protocol.tasks_extension import (
+        from mcp_codegen_runtime.protocol.tasks.wire2026 import (
             TASKS,
             caller,
             detailed,
@@ -670,7 +670,7 @@ class App:
         """A task's status changed: tell the 2026 subscriptions watching it."""
         if record.era != "2026-07-28" or not self.changes.listeners:
             return
-        from mcp_codegen_runtime.protocol.tasks_extension import detailed
+        from mcp_codegen_runtime.protocol.tasks.wire2026 import detailed
 
         await self.changes.publish_task(record.task_id, detailed(record))
 

@@ -100,7 +100,7 @@ class Context:
         registered with `task_start="explicit"`, called by a 2026 client of
         the tasks extension). Nothing happens where the call cannot be a
         task: it simply goes on."""
-        from mcp_codegen_runtime.protocol.tasks_extension import start_task
+        from mcp_codegen_runtime.protocol.tasks.wire2026 import start_task
 
         await start_task()
 

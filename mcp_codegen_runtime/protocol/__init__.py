@@ -1,6 +1,6 @@
 """The MCP protocol: server and client sessions, version negotiation, adaptation
 between revisions, server→client requests, sealed request state and extensions
-(`extensions`; the 2026 tasks extension in `tasks_extension`). Stands on jsonrpc.
+(`extensions`; the 2026 tasks extension in `tasks/wire2026`). Stands on jsonrpc.
 """
 
 from .client import ClientSession, VersionCache

@@ -123,7 +123,7 @@ from .meta import (
 from .request_state import RequestStateSealer, request_binding
 from .tasks import wire2025
 from .tasks.owner import owner_of
-from .tasks_extension import TASKS, TasksExtension
+from .tasks.wire2026 import TASKS, TasksExtension
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Collection, Iterator, Sequence
@@ -400,7 +400,7 @@ class ServerSession:
         task_requests: the methods that may be task-augmented (2025-11-25:
             declared under `capabilities.tasks.requests`, e.g. "tools/call";
             2026: served as tasks to requests that negotiated the tasks
-            extension, which the session then offers; see `tasks_extension`).
+            extension, which the session then offers; see `tasks.wire2026`).
         task_support: `(method, raw params)` -> "optional", "required" or
             "forbidden" for one request (default "optional"); a plain
             request that requires a task, or a task-augmented one that
@@ -408,7 +408,7 @@ class ServerSession:
             -32021 naming the extension).
         task_start: `(method, raw params)` -> "immediate" (default) or
             "explicit": a 2026 task request answered with its task only when
-            the handler calls `tasks_extension.start_task()`.
+            the handler calls `tasks.wire2026.start_task()`.
 
     Raises:
         ValueError: no handlers, two for the same revision, an unknown

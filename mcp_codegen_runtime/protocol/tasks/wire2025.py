@@ -20,14 +20,13 @@ Decisions worth knowing:
 
 from __future__ import annotations
 
-import datetime
 from typing import TYPE_CHECKING, Any
 
 import msgspec
 
 from mcp_codegen_runtime.errors import ErrorCode, InvalidParamsError, RpcError
 
-from .meta import META_RELATED_TASK
+from .meta import META_RELATED_TASK, iso_time
 
 if TYPE_CHECKING:
     from collections.abc import Collection, Mapping
@@ -129,18 +128,13 @@ def task_capability(methods: Collection[str]) -> dict[str, Any]:
     return {"list": {}, "cancel": {}, "requests": requests}
 
 
-def _iso(seconds: float) -> str:
-    moment = datetime.datetime.fromtimestamp(seconds, datetime.UTC)
-    return moment.isoformat(timespec="milliseconds").replace("+00:00", "Z")
-
-
 def task_json(record: TaskRecord) -> dict[str, Any]:
     """The 2025-11-25 `Task` of a record."""
     task: dict[str, Any] = {"taskId": record.task_id, "status": record.status}
     if record.status_message is not None:
         task["statusMessage"] = record.status_message
-    task["createdAt"] = _iso(record.created_at)
-    task["lastUpdatedAt"] = _iso(record.last_updated_at)
+    task["createdAt"] = iso_time(record.created_at)
+    task["lastUpdatedAt"] = iso_time(record.last_updated_at)
     task["ttl"] = record.ttl_ms
     if record.poll_interval_ms is not None:
         task["pollInterval"] = record.poll_interval_ms

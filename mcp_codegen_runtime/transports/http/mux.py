@@ -44,6 +44,7 @@ import msgspec
 
 from mcp_codegen_runtime.jsonrpc.connection import request_in_progress
 from mcp_codegen_runtime.jsonrpc.envelope import error_reply
+from mcp_codegen_runtime.protocol.tasks.meta import META_RELATED_TASK
 
 from ...errors import RpcError
 
@@ -83,7 +84,6 @@ _batch_probe = msgspec.json.Decoder(list[_Probe])
 _cancelled_probe = msgspec.json.Decoder(_Cancelled)
 CANCELLED = "notifications/cancelled"
 
-RELATED_TASK = "io.modelcontextprotocol/related-task"
 TASK_RESULT = "tasks/result"
 
 
@@ -92,7 +92,7 @@ class _Related(msgspec.Struct):
 
 
 class _Meta(msgspec.Struct):
-    related: _Related | None = msgspec.field(default=None, name=RELATED_TASK)
+    related: _Related | None = msgspec.field(default=None, name=META_RELATED_TASK)
 
 
 class _Params(msgspec.Struct):

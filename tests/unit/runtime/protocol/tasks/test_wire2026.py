@@ -24,7 +24,7 @@ from mcp_codegen_runtime.jsonrpc.connection import Connection
 from mcp_codegen_runtime.protocol.extensions import Extension
 from mcp_codegen_runtime.protocol.tasks import RATE_LIMITED
 from mcp_codegen_runtime.protocol.tasks.limits import RateLimiter
-from mcp_codegen_runtime.protocol.tasks_extension import TASKS, detailed
+from mcp_codegen_runtime.protocol.tasks.wire2026 import TASKS, detailed
 from mcp_codegen_runtime.stores.tasks import TaskRecord
 from mcp_codegen_runtime.transports import memory_pair
 

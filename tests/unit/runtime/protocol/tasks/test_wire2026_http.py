@@ -19,7 +19,7 @@ import httpx
 import pytest
 
 from mcp_codegen_runtime.app import App
-from mcp_codegen_runtime.protocol.tasks_extension import TASKS
+from mcp_codegen_runtime.protocol.tasks.wire2026 import TASKS
 from mcp_codegen_runtime.transports.http.server import HttpRequest, McpHttpApp
 
 LIMIT = 10.0

@@ -40,7 +40,6 @@ import asyncio
 import contextvars
 import dataclasses
 import typing
-from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 import msgspec
@@ -54,22 +53,23 @@ from mcp_codegen_runtime.jsonrpc.serving import (
 )
 from mcp_codegen_types.extensions import io_modelcontextprotocol_tasks as wire
 
-from .client_requests import (
+from ..client_requests import (
     check_answers,
     current_exchange,
     reset_exchange,
     set_exchange,
 )
-from .extensions import Extension
-from .tasks.owner import principal_owner
+from ..extensions import Extension
+from .meta import META_RELATED_TASK, iso_time
+from .owner import principal_owner
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable
 
     from mcp_codegen_runtime.stores.tasks import TaskRecord
 
-    from .tasks.manager import TaskManager
-    from .tasks.running import RunningTask
+    from .manager import TaskManager
+    from .running import RunningTask
 
 __all__ = ["ERA", "TASKS", "TasksExtension", "iso_time", "start_task"]
 
@@ -77,18 +77,10 @@ TASKS = wire.EXTENSION_ID
 """The extension identifier."""
 ERA = "2026-07-28"
 """The era its tasks are stored under."""
-RELATED_TASK = "io.modelcontextprotocol/related-task"
-
 _result_decoder = msgspec.json.Decoder(dict[str, Any])
 _starter: contextvars.ContextVar[Callable[[], Awaitable[None]] | None] = (
-    contextvars.ContextVar("mcp_codegen_runtime.protocol.tasks_extension.starter")
+    contextvars.ContextVar("mcp_codegen_runtime.protocol.tasks.wire2026.starter")
 )
-
-
-def iso_time(seconds: float) -> str:
-    """Unix seconds as an ISO 8601 UTC timestamp (milliseconds, `Z`)."""
-    stamp = datetime.fromtimestamp(seconds, UTC).isoformat(timespec="milliseconds")
-    return stamp.replace("+00:00", "Z")
 
 
 def caller() -> str | None:
@@ -278,7 +270,7 @@ def detailed(record: TaskRecord) -> dict[str, Any]:
         if isinstance(meta, dict):
             # The task id is at the root already (SEP-2663).
             entries = typing.cast("dict[str, Any]", meta)
-            kept = {k: v for k, v in entries.items() if k != RELATED_TASK}
+            kept = {k: v for k, v in entries.items() if k != META_RELATED_TASK}
             if kept:
                 result["_meta"] = kept
             else:
