@@ -1,0 +1,290 @@
+"""`RedisEventStore`: the events of resumable SSE streams in Redis, shared by
+every server using that Redis (a client may resume on another instance).
+
+Keys, all under one prefix (default `mcp:events:`):
+
+- `stream:<id>`, a Redis Stream: one entry per event, field `m` holding the
+  message, or field `p` for a priming event (stored, never replayed). A
+  position is the entry id (`1700000000000-0`), so the event id is
+  `<id>.1700000000000-0` and a replay is one `XRANGE` from an exclusive id.
+- `meta:<id>`, a hash: `owner` (only that owner may replay; another owner's
+  stream is answered as unknown), `start` (positions of this stream are
+  above it) and `evicted` (the newest event trimmed away, `0-0` while none).
+- `owner:<owner>`, a set of the owner's streams, for `drop_owner`.
+
+Every key has a TTL (`stream_ttl_s`), renewed by each append, so streams of
+a server that died or a session never closed vanish by themselves.
+
+Why the store trims exactly (`XTRIM MAXLEN n`, not `XADD ... MAXLEN ~ n`):
+a replay from a cursor the stream no longer holds must fail, never leave a
+silent gap, yet one from the newest trimmed event is still whole. That needs
+the id of the newest trimmed event, and Redis records none when trimming
+(`max-deleted-entry-id` moves on `XDEL` only), so the append script reads
+the entry it is about to trim. Approximate trimming would also keep whole
+radix nodes (100 entries by default) past a small bound.
+
+Each operation is one Lua script (atomic, one round trip). The scripts touch
+keys they do not declare (the owner set; the streams of `drop_owner`), so on
+Redis Cluster give the prefix a hash tag (`{mcp}:events:`). Runs on asyncio
+only (redis-py's asyncio client); needs Redis 7.0 or newer.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from typing import TYPE_CHECKING, Any, Final, cast
+
+from .events import (
+    DEFAULT_MAX_EVENTS_PER_STREAM,
+    EventsEvictedError,
+    Replay,
+    StoredEvent,
+    UnknownEventError,
+    event_id,
+    new_stream_id,
+    parse_event_id,
+)
+from .redis_tasks import _Client, _Script  # pyright: ignore[reportPrivateUsage]
+
+if TYPE_CHECKING:
+    from redis.asyncio import Redis
+
+__all__ = ["DEFAULT_PREFIX", "DEFAULT_STREAM_TTL_S", "RedisEventStore"]
+
+DEFAULT_PREFIX: Final = "mcp:events:"
+"""The key prefix when none is given."""
+DEFAULT_STREAM_TTL_S: Final = 3_600
+"""How long a stream outlives its last append, when not told."""
+
+_POSITION = re.compile(r"([0-9]{1,20})-([0-9]{1,20})\Z")
+_U64 = 1 << 64
+
+# Compares two entry ids without leading zeros, as text: Lua's numbers are
+# doubles, which cannot hold every 64-bit sequence number.
+_LESS = """
+local function parts(id)
+  local dash = string.find(id, '-', 1, true)
+  return string.sub(id, 1, dash - 1), string.sub(id, dash + 1)
+end
+local function less_num(a, b)
+  if #a ~= #b then return #a < #b end
+  return a < b
+end
+local function less(a, b)
+  local am, as = parts(a)
+  local bm, bs = parts(b)
+  if am ~= bm then return less_num(am, bm) end
+  return less_num(as, bs)
+end
+"""
+
+_CREATE = """
+local start = redis.call('XADD', KEYS[1], 'MAXLEN', '0', '*', 'p', '')
+redis.call('HSET', KEYS[2], 'owner', ARGV[1], 'start', start, 'evicted', '0-0')
+redis.call('SADD', KEYS[3], ARGV[2])
+redis.call('EXPIRE', KEYS[1], ARGV[3])
+redis.call('EXPIRE', KEYS[2], ARGV[3])
+redis.call('EXPIRE', KEYS[3], ARGV[3])
+return start
+"""
+"""KEYS: stream, meta, owner set. ARGV: owner, stream id, TTL (s). Makes
+an empty stream (an entry added and trimmed at once, so the stream exists
+and its later entries are above `start`); `start`."""
+
+_APPEND = """
+local owner = redis.call('HGET', KEYS[2], 'owner')
+if not owner then
+  local now = redis.call('TIME')
+  return now[1] .. string.format('%06d', tonumber(now[2])):sub(1, 3) .. '-0'
+end
+local id = redis.call('XADD', KEYS[1], '*', ARGV[1], ARGV[2])
+local over = redis.call('XLEN', KEYS[1]) - tonumber(ARGV[3])
+if over > 0 then
+  local gone = redis.call('XRANGE', KEYS[1], '-', '+', 'COUNT', over)
+  redis.call('HSET', KEYS[2], 'evicted', gone[#gone][1])
+  redis.call('XTRIM', KEYS[1], 'MAXLEN', ARGV[3])
+end
+redis.call('EXPIRE', KEYS[1], ARGV[4])
+redis.call('EXPIRE', KEYS[2], ARGV[4])
+redis.call('EXPIRE', ARGV[5] .. owner, ARGV[4])
+return id
+"""
+"""KEYS: stream, meta. ARGV: field (`m` or `p`), message, bound, TTL (s),
+owner set prefix. The new entry's id (for a dropped stream, an id of now
+and nothing stored)."""
+
+_REPLAY = _LESS + """
+local meta = redis.call('HMGET', KEYS[2], 'owner', 'start', 'evicted')
+if not meta[1] or meta[1] ~= ARGV[1] then return 0 end
+local at = ARGV[2]
+if at == '' or not less(meta[2], at) then return 1 end
+local newest = redis.call('XREVRANGE', KEYS[1], '+', '-', 'COUNT', 1)
+local last = meta[2]
+if #newest > 0 then last = newest[1][1] end
+if less(last, at) then return 1 end
+if less(at, meta[3]) then return 2 end
+local found = {}
+for _, entry in ipairs(redis.call('XRANGE', KEYS[1], '(' .. at, '+')) do
+  if entry[2][1] == 'm' then
+    found[#found + 1] = entry[1]
+    found[#found + 1] = entry[2][2]
+  end
+end
+return found
+"""
+"""KEYS: stream, meta. ARGV: owner, position ('' when malformed). 0: no
+stream of this owner; 1: no event of it; 2: events after it trimmed; else
+the messages after it, flat: id, message, id, message..."""
+
+_DROP_OWNER = """
+for _, stream in ipairs(redis.call('SMEMBERS', KEYS[1])) do
+  redis.call('DEL', ARGV[1] .. stream, ARGV[2] .. stream)
+end
+redis.call('DEL', KEYS[1])
+return 1
+"""
+"""KEYS: owner set. ARGV: stream key prefix, meta key prefix."""
+
+
+def _position(text: str) -> str:
+    """An entry id as Redis writes it, or '' when `text` is none."""
+    found = _POSITION.match(text)
+    if found is None:
+        return ""
+    ms, seq = int(found[1]), int(found[2])
+    return f"{ms}-{seq}" if ms < _U64 and seq < _U64 else ""
+
+
+class RedisEventStore:
+    """An `EventStore` in Redis: one Redis Stream per SSE stream.
+
+    Args:
+        target: a `redis://` URL (the store makes its client on first use
+            and closes it in `aclose`) or a `redis.asyncio.Redis` client
+            (left open: the caller owns it), not decoding responses.
+        prefix: put before every key, to share one Redis among stores.
+        max_events_per_stream: a stream over it loses its oldest events.
+        stream_ttl_s: seconds a stream (and its owner's set) outlives its
+            last append.
+    """
+
+    def __init__(
+        self,
+        target: str | Redis,
+        *,
+        prefix: str = DEFAULT_PREFIX,
+        max_events_per_stream: int = DEFAULT_MAX_EVENTS_PER_STREAM,
+        stream_ttl_s: int = DEFAULT_STREAM_TTL_S,
+    ) -> None:
+        if max_events_per_stream < 1:
+            raise ValueError(
+                f"max_events_per_stream must be positive: {max_events_per_stream}"
+            )
+        if stream_ttl_s < 1:
+            raise ValueError(f"stream_ttl_s must be positive: {stream_ttl_s}")
+        self._url = target if isinstance(target, str) else None
+        self._client = None if isinstance(target, str) else cast("_Client", target)
+        self.prefix = prefix.encode()
+        self.max_events_per_stream = max_events_per_stream
+        self.stream_ttl_s = stream_ttl_s
+        self._closed = False
+        self._create = _Script(_CREATE)
+        self._append = _Script(_APPEND)
+        self._replay = _Script(_REPLAY)
+        self._drop_owner = _Script(_DROP_OWNER)
+
+    def stream_key(self, stream: str) -> bytes:
+        """The Redis Stream holding the events of `stream`."""
+        return self.prefix + b"stream:" + stream.encode()
+
+    def meta_key(self, stream: str) -> bytes:
+        """The hash naming the owner and bounds of `stream`."""
+        return self.prefix + b"meta:" + stream.encode()
+
+    def owner_key(self, owner: str) -> bytes:
+        """The set of `owner`'s streams."""
+        return self.prefix + b"owner:" + owner.encode()
+
+    async def create_stream(self, owner: str) -> str:
+        """A new, empty stream of `owner`; its id."""
+        stream = new_stream_id()
+        keys = [self.stream_key(stream), self.meta_key(stream), self.owner_key(owner)]
+        await self._create(
+            await self._redis(), keys, [owner, stream, self.stream_ttl_s]
+        )
+        return stream
+
+    async def append(self, stream: str, message: bytes | None) -> str:
+        """Store one event at the end of `stream`; its event id."""
+        field, value = (b"p", b"") if message is None else (b"m", message)
+        args: list[Any] = [
+            field,
+            value,
+            self.max_events_per_stream,
+            self.stream_ttl_s,
+            self.prefix + b"owner:",
+        ]
+        keys = [self.stream_key(stream), self.meta_key(stream)]
+        position = await self._append(await self._redis(), keys, args)
+        return event_id(stream, position.decode())
+
+    async def replay(self, last_event_id: str, owner: str) -> Replay:
+        """The events of the stream of `last_event_id` that followed it."""
+        parsed = parse_event_id(last_event_id)
+        if parsed is None:
+            raise UnknownEventError(
+                f"Last-Event-ID {last_event_id[:80]!r} names no stream of this session"
+            )
+        stream, text = parsed
+        keys = [self.stream_key(stream), self.meta_key(stream)]
+        found = await self._replay(await self._redis(), keys, [owner, _position(text)])
+        if found == 0:
+            raise UnknownEventError(
+                f"Last-Event-ID {last_event_id[:80]!r} names no stream of this session"
+            )
+        if found == 1:
+            raise UnknownEventError(
+                f"Last-Event-ID {last_event_id[:80]!r} names no event of its stream"
+            )
+        if found == 2:
+            raise EventsEvictedError(
+                f"events after Last-Event-ID {last_event_id!r} are no longer kept"
+            )
+        items = cast("list[bytes]", found)
+        events = [
+            StoredEvent(event_id(stream, items[i].decode()), items[i + 1])
+            for i in range(0, len(items), 2)
+        ]
+        return Replay(stream, events)
+
+    async def drop_owner(self, owner: str) -> None:
+        """Forget every stream of `owner`."""
+        args = [self.prefix + b"stream:", self.prefix + b"meta:"]
+        await self._drop_owner(await self._redis(), [self.owner_key(owner)], args)
+
+    async def aclose(self) -> None:
+        """Close the client the store made (not one it was given). Later
+        calls raise RuntimeError."""
+        self._closed = True
+        client, self._client = self._client, None
+        if client is not None and self._url is not None:
+            await client.aclose()
+
+    async def _redis(self) -> _Client:
+        if self._closed:
+            raise RuntimeError("the event store is closed")
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            raise RuntimeError(
+                "RedisEventStore runs on asyncio only (redis-py's asyncio client)"
+            ) from None
+        if self._client is None:
+            from redis.asyncio import ConnectionPool, Redis
+            from redis.asyncio.connection import parse_url
+
+            assert self._url is not None
+            pool = ConnectionPool(**parse_url(self._url))
+            self._client = cast("_Client", Redis.from_pool(pool))
+        return self._client

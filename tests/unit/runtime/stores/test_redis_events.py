@@ -1,0 +1,157 @@
+"""`RedisEventStore` beyond the contract: several stores (several servers)
+on one Redis, TTLs on every key, its keys, hostile positions."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+
+import pytest
+from redis.asyncio import Redis
+
+from benchmarks.redis_server import RedisServer
+from mcp_codegen_runtime.stores.events import EventsEvictedError, UnknownEventError
+from mcp_codegen_runtime.stores.redis_events import RedisEventStore
+
+pytestmark = pytest.mark.anyio
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+@pytest.fixture
+async def raw(redis_server: RedisServer) -> AsyncIterator[Redis]:
+    client = Redis.from_url(redis_server.url)
+    try:
+        yield client
+    finally:
+        await client.aclose()
+
+
+async def test_an_event_appended_through_one_store_replays_through_another(
+    redis_server: RedisServer, redis_prefix: str
+) -> None:
+    one = RedisEventStore(redis_server.url, prefix=redis_prefix)
+    other = RedisEventStore(redis_server.url, prefix=redis_prefix)
+    try:
+        stream = await one.create_stream("s1")
+        priming = await one.append(stream, None)
+        sent = await one.append(stream, b'{"n":1}')
+        replay = await other.replay(priming, "s1")
+        assert [(e.id, e.message) for e in replay.events] == [(sent, b'{"n":1}')]
+        await other.drop_owner("s1")
+        with pytest.raises(UnknownEventError):
+            await one.replay(priming, "s1")
+    finally:
+        await one.aclose()
+        await other.aclose()
+
+
+async def test_every_key_has_a_ttl_renewed_by_appends(
+    redis_server: RedisServer, redis_prefix: str, raw: Redis
+) -> None:
+    store = RedisEventStore(redis_server.url, prefix=redis_prefix, stream_ttl_s=100)
+    try:
+        stream = await store.create_stream("s1")
+        keys = [store.stream_key(stream), store.meta_key(stream), store.owner_key("s1")]
+        for key in keys:
+            await raw.expire(key, 5)
+        await store.append(stream, b"{}")
+        for key in keys:
+            assert 5 < await raw.ttl(key) <= 100
+        assert sorted(await raw.keys(redis_prefix + "*")) == sorted(keys)
+    finally:
+        await store.aclose()
+
+
+async def test_keys_expire_and_the_stream_is_then_unknown(
+    redis_server: RedisServer, redis_prefix: str, raw: Redis
+) -> None:
+    store = RedisEventStore(redis_server.url, prefix=redis_prefix)
+    try:
+        stream = await store.create_stream("s1")
+        first = await store.append(stream, b"{}")
+        for key in await raw.keys(redis_prefix + "*"):
+            await raw.pexpire(key, 1)
+        while await raw.keys(redis_prefix + "*"):
+            await raw.ping()  # Redis deletes expired keys lazily or by its timer
+        with pytest.raises(UnknownEventError):
+            await store.replay(first, "s1")
+    finally:
+        await store.aclose()
+
+
+async def test_drop_owner_deletes_its_keys_only(
+    redis_server: RedisServer, redis_prefix: str, raw: Redis
+) -> None:
+    store = RedisEventStore(redis_server.url, prefix=redis_prefix)
+    try:
+        for _ in range(3):
+            await store.append(await store.create_stream("s1"), b"{}")
+        theirs = await store.create_stream("s2")
+        await store.drop_owner("s1")
+        assert sorted(await raw.keys(redis_prefix + "*")) == sorted(
+            [store.stream_key(theirs), store.meta_key(theirs), store.owner_key("s2")]
+        )
+    finally:
+        await store.aclose()
+
+
+async def test_trimming_past_a_radix_node_is_exact(
+    redis_server: RedisServer, redis_prefix: str, raw: Redis
+) -> None:
+    store = RedisEventStore(
+        redis_server.url, prefix=redis_prefix, max_events_per_stream=150
+    )
+    try:
+        stream = await store.create_stream("s1")
+        ids = [await store.append(stream, b"%d" % n) for n in range(400)]
+        assert await raw.xlen(store.stream_key(stream)) == 150
+        replay = await store.replay(ids[249], "s1")
+        assert [e.message for e in replay.events] == [
+            b"%d" % n for n in range(250, 400)
+        ]
+        with pytest.raises(EventsEvictedError):
+            await store.replay(ids[248], "s1")
+    finally:
+        await store.aclose()
+
+
+@pytest.mark.parametrize(
+    "position",
+    ["0-0", "99999999999999999999-0", "1-99999999999999999999", "-1", "1-", "1-1-1"],
+)
+async def test_hostile_positions_are_unknown_events(
+    redis_server: RedisServer, redis_prefix: str, position: str
+) -> None:
+    store = RedisEventStore(redis_server.url, prefix=redis_prefix)
+    try:
+        stream = await store.create_stream("s1")
+        await store.append(stream, b"{}")
+        with pytest.raises(UnknownEventError, match="no event of its stream"):
+            await store.replay(f"{stream}.{position}", "s1")
+        await store.append(stream, b"{}")  # still serving
+    finally:
+        await store.aclose()
+
+
+async def test_a_given_client_is_left_open(redis_prefix: str, raw: Redis) -> None:
+    store = RedisEventStore(raw, prefix=redis_prefix)
+    await store.append(await store.create_stream("s1"), b"{}")
+    await store.aclose()
+    assert await raw.ping()
+    with pytest.raises(RuntimeError, match="closed"):
+        await store.create_stream("s1")
+
+
+def test_it_runs_on_asyncio_only() -> None:
+    import trio
+
+    store = RedisEventStore("redis://localhost")
+
+    async def main() -> None:
+        with pytest.raises(RuntimeError, match="asyncio only"):
+            await store.create_stream("s1")
+
+    trio.run(main)
