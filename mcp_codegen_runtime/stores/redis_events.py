@@ -45,7 +45,7 @@ from .events import (
     new_stream_id,
     parse_event_id,
 )
-from .redis_tasks import _Client, _Script  # pyright: ignore[reportPrivateUsage]
+from .redis_scripts import LuaScript, RedisClient
 
 if TYPE_CHECKING:
     from redis.asyncio import Redis
@@ -184,15 +184,15 @@ class RedisEventStore:
         if stream_ttl_s < 1:
             raise ValueError(f"stream_ttl_s must be positive: {stream_ttl_s}")
         self._url = target if isinstance(target, str) else None
-        self._client = None if isinstance(target, str) else cast("_Client", target)
+        self._client = None if isinstance(target, str) else cast("RedisClient", target)
         self.prefix = prefix.encode()
         self.max_events_per_stream = max_events_per_stream
         self.stream_ttl_s = stream_ttl_s
         self._closed = False
-        self._create = _Script(_CREATE)
-        self._append = _Script(_APPEND)
-        self._replay = _Script(_REPLAY)
-        self._drop_owner = _Script(_DROP_OWNER)
+        self._create = LuaScript(_CREATE)
+        self._append = LuaScript(_APPEND)
+        self._replay = LuaScript(_REPLAY)
+        self._drop_owner = LuaScript(_DROP_OWNER)
 
     def stream_key(self, stream: str) -> bytes:
         """The Redis Stream holding the events of `stream`."""
@@ -271,7 +271,7 @@ class RedisEventStore:
         if client is not None and self._url is not None:
             await client.aclose()
 
-    async def _redis(self) -> _Client:
+    async def _redis(self) -> RedisClient:
         if self._closed:
             raise RuntimeError("the event store is closed")
         try:
@@ -286,5 +286,5 @@ class RedisEventStore:
 
             assert self._url is not None
             pool = ConnectionPool(**parse_url(self._url))
-            self._client = cast("_Client", Redis.from_pool(pool))
+            self._client = cast("RedisClient", Redis.from_pool(pool))
         return self._client

@@ -47,10 +47,11 @@ import math
 import os
 import struct
 import time
-from typing import TYPE_CHECKING, Any, Protocol, cast
+from typing import TYPE_CHECKING, Any, cast
 
 import msgspec
 
+from .redis_scripts import LuaScript, RedisClient
 from .tasks import ACTIVE_STATUSES, TaskExistsError, TaskRecord, check_changes
 
 if TYPE_CHECKING:
@@ -213,37 +214,6 @@ def _number(value: float) -> str:
     return repr(float(value))
 
 
-class _Client(Protocol):
-    """What the store uses of `redis.asyncio.Redis` (typed: redis-py's
-    `execute_command` is not)."""
-
-    async def execute_command(self, *args: Any) -> Any: ...
-
-    async def aclose(self) -> None: ...
-
-
-class _Script:
-    """A Lua script run by EVALSHA, loaded again when Redis lost it."""
-
-    def __init__(self, source: str) -> None:
-        import hashlib
-
-        self.source = source
-        self.sha = hashlib.sha1(source.encode()).hexdigest()
-
-    async def __call__(self, client: _Client, keys: list[Any], args: list[Any]) -> Any:
-        from redis.exceptions import NoScriptError
-
-        try:
-            return await client.execute_command(
-                "EVALSHA", self.sha, len(keys), *keys, *args
-            )
-        except NoScriptError:
-            return await client.execute_command(
-                "EVAL", self.source, len(keys), *keys, *args
-            )
-
-
 class RedisTaskStore:
     """Tasks in Redis: durable as the Redis is, shared by every server on it.
 
@@ -264,15 +234,15 @@ class RedisTaskStore:
         clock: Callable[[], float] = time.time,
     ) -> None:
         self._url = target if isinstance(target, str) else None
-        self._client = None if isinstance(target, str) else cast("_Client", target)
+        self._client = None if isinstance(target, str) else cast("RedisClient", target)
         self.prefix = prefix.encode()
         self._clock = clock
         self._closed = False
-        self._create = _Script(_CREATE)
-        self._get = _Script(_GET)
-        self._update = _Script(_UPDATE)
-        self._list = _Script(_LIST)
-        self._purge = _Script(_PURGE)
+        self._create = LuaScript(_CREATE)
+        self._get = LuaScript(_GET)
+        self._update = LuaScript(_UPDATE)
+        self._list = LuaScript(_LIST)
+        self._purge = LuaScript(_PURGE)
 
     def task_key(self, task_id: str) -> bytes:
         """The hash holding task `task_id`."""
@@ -354,7 +324,7 @@ class RedisTaskStore:
         if client is not None and self._url is not None:
             await client.aclose()
 
-    async def _redis(self) -> _Client:
+    async def _redis(self) -> RedisClient:
         if self._closed:
             raise RuntimeError("the task store is closed")
         try:
@@ -370,5 +340,5 @@ class RedisTaskStore:
             assert self._url is not None
             pool = ConnectionPool(**parse_url(self._url))
             client = Redis.from_pool(pool)  # closing the client closes the pool
-            self._client = cast("_Client", client)
+            self._client = cast("RedisClient", client)
         return self._client
