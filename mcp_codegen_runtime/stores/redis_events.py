@@ -31,7 +31,6 @@ only (redis-py's asyncio client); needs Redis 7.0 or newer.
 
 from __future__ import annotations
 
-import asyncio
 import re
 from typing import TYPE_CHECKING, Any, Final, cast
 
@@ -45,7 +44,7 @@ from .events import (
     new_stream_id,
     parse_event_id,
 )
-from .redis_scripts import LuaScript, RedisClient
+from .redis_scripts import LuaScript, RedisClient, RedisLink
 
 if TYPE_CHECKING:
     from redis.asyncio import Redis
@@ -183,12 +182,10 @@ class RedisEventStore:
             )
         if stream_ttl_s < 1:
             raise ValueError(f"stream_ttl_s must be positive: {stream_ttl_s}")
-        self._url = target if isinstance(target, str) else None
-        self._client = None if isinstance(target, str) else cast("RedisClient", target)
+        self._link = RedisLink(target, "RedisEventStore", "event")
         self.prefix = prefix.encode()
         self.max_events_per_stream = max_events_per_stream
         self.stream_ttl_s = stream_ttl_s
-        self._closed = False
         self._create = LuaScript(_CREATE)
         self._append = LuaScript(_APPEND)
         self._replay = LuaScript(_REPLAY)
@@ -266,25 +263,7 @@ class RedisEventStore:
     async def aclose(self) -> None:
         """Close the client the store made (not one it was given). Later
         calls raise RuntimeError."""
-        self._closed = True
-        client, self._client = self._client, None
-        if client is not None and self._url is not None:
-            await client.aclose()
+        await self._link.aclose()
 
     async def _redis(self) -> RedisClient:
-        if self._closed:
-            raise RuntimeError("the event store is closed")
-        try:
-            asyncio.get_running_loop()
-        except RuntimeError:
-            raise RuntimeError(
-                "RedisEventStore runs on asyncio only (redis-py's asyncio client)"
-            ) from None
-        if self._client is None:
-            from redis.asyncio import ConnectionPool, Redis
-            from redis.asyncio.connection import parse_url
-
-            assert self._url is not None
-            pool = ConnectionPool(**parse_url(self._url))
-            self._client = cast("RedisClient", Redis.from_pool(pool))
-        return self._client
+        return await self._link.client()

@@ -1,12 +1,14 @@
-"""What the Redis stores share: the typed slice of a redis-py client they use,
-and Lua scripts run by EVALSHA (each store operation is one atomic script)."""
+"""What the Redis stores share: their connection (`RedisLink`), the typed slice
+of a redis-py client they use, and Lua scripts run by EVALSHA (each store
+operation is one atomic script)."""
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
-from typing import Any, Protocol
+from typing import Any, Protocol, cast
 
-__all__ = ["LuaScript", "RedisClient"]
+__all__ = ["LuaScript", "RedisClient", "RedisLink"]
 
 
 class RedisClient(Protocol):
@@ -38,3 +40,55 @@ class LuaScript:
             return await client.execute_command(
                 "EVAL", self.source, len(keys), *keys, *args
             )
+
+
+class RedisLink:
+    """A store's client: made on first use from a `redis://` URL, inside the
+    running loop (closed by `aclose`), or the `redis.asyncio.Redis` given
+    (left open: its caller owns it).
+
+    Args:
+        target: the URL or the client.
+        store: the store's name, for errors ("RedisTaskStore").
+        kind: what the store keeps, for errors ("task").
+    """
+
+    def __init__(self, target: Any, store: str, kind: str) -> None:
+        self._url: str | None = target if isinstance(target, str) else None
+        self._client: RedisClient | None = (
+            None if isinstance(target, str) else cast("RedisClient", target)
+        )
+        self._store = store
+        self._kind = kind
+        self._closed = False
+
+    async def client(self) -> RedisClient:
+        """The client, made now if need be.
+
+        Raises:
+            RuntimeError: the store is closed, or not running on asyncio.
+        """
+        if self._closed:
+            raise RuntimeError(f"the {self._kind} store is closed")
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            raise RuntimeError(
+                f"{self._store} runs on asyncio only (redis-py's asyncio client)"
+            ) from None
+        if self._client is None:
+            from redis.asyncio import ConnectionPool, Redis
+            from redis.asyncio.connection import parse_url
+
+            assert self._url is not None
+            pool = ConnectionPool(**parse_url(self._url))
+            client = Redis.from_pool(pool)  # closing the client closes the pool
+            self._client = cast("RedisClient", client)
+        return self._client
+
+    async def aclose(self) -> None:
+        """Close the client made here (not one given); later calls fail."""
+        self._closed = True
+        client, self._client = self._client, None
+        if client is not None and self._url is not None:
+            await client.aclose()

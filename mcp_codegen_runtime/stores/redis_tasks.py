@@ -42,16 +42,15 @@ Runs on asyncio only (redis-py's asyncio client); needs Redis 7.0 or newer.
 
 from __future__ import annotations
 
-import asyncio
 import math
 import os
 import struct
 import time
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any
 
 import msgspec
 
-from .redis_scripts import LuaScript, RedisClient
+from .redis_scripts import LuaScript, RedisClient, RedisLink
 from .tasks import ACTIVE_STATUSES, TaskExistsError, TaskRecord, check_changes
 
 if TYPE_CHECKING:
@@ -233,11 +232,9 @@ class RedisTaskStore:
         prefix: str = DEFAULT_PREFIX,
         clock: Callable[[], float] = time.time,
     ) -> None:
-        self._url = target if isinstance(target, str) else None
-        self._client = None if isinstance(target, str) else cast("RedisClient", target)
+        self._link = RedisLink(target, "RedisTaskStore", "task")
         self.prefix = prefix.encode()
         self._clock = clock
-        self._closed = False
         self._create = LuaScript(_CREATE)
         self._get = LuaScript(_GET)
         self._update = LuaScript(_UPDATE)
@@ -319,26 +316,7 @@ class RedisTaskStore:
     async def aclose(self) -> None:
         """Close the client the store made (not one it was given). Later
         calls raise RuntimeError."""
-        self._closed = True
-        client, self._client = self._client, None
-        if client is not None and self._url is not None:
-            await client.aclose()
+        await self._link.aclose()
 
     async def _redis(self) -> RedisClient:
-        if self._closed:
-            raise RuntimeError("the task store is closed")
-        try:
-            asyncio.get_running_loop()
-        except RuntimeError:
-            raise RuntimeError(
-                "RedisTaskStore runs on asyncio only (redis-py's asyncio client)"
-            ) from None
-        if self._client is None:
-            from redis.asyncio import ConnectionPool, Redis
-            from redis.asyncio.connection import parse_url
-
-            assert self._url is not None
-            pool = ConnectionPool(**parse_url(self._url))
-            client = Redis.from_pool(pool)  # closing the client closes the pool
-            self._client = cast("RedisClient", client)
-        return self._client
+        return await self._link.client()
