@@ -33,6 +33,7 @@ CHOICES = (
     "stdio",
     "http",
     "scaling",
+    "instances",
     "all",
 )
 
@@ -43,6 +44,7 @@ def _runners() -> dict[str, Callable[..., dict[str, Any]]]:
         generation,
         http,
         import_time,
+        instances,
         scaling,
         stdio,
         types,
@@ -58,6 +60,7 @@ def _runners() -> dict[str, Callable[..., dict[str, Any]]]:
         "stdio": stdio.run,
         "http": http.run,
         "scaling": scaling.run,
+        "instances": instances.run,
     }
 
 

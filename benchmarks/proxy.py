@@ -135,6 +135,12 @@ class RoundRobinProxy:
         self._down_until = [0.0] * len(self.upstreams)
         self.counts = [0] * len(self.upstreams)
         self.failovers = 0
+        self.planned: list[int] = []
+        """Upstreams for the next requests, in order, before `pinned` and
+        the rotation (tests route each step of a flow; no failover)."""
+        self.pinned: int | None = None
+        """When set, every request goes to this upstream (tests route a
+        step to a chosen instance); no failover then."""
 
     @property
     def client(self) -> httpx.AsyncClient:
@@ -152,7 +158,11 @@ class RoundRobinProxy:
 
     def order(self) -> list[int]:
         """The upstreams to try for the next request: the next in turn first,
-        those recently refused last."""
+        those recently refused last (only the planned or pinned one when set)."""
+        if self.planned:
+            return [self.planned.pop(0)]
+        if self.pinned is not None:
+            return [self.pinned]
         start = self._next
         self._next = (self._next + 1) % len(self.upstreams)
         turn = [(start + k) % len(self.upstreams) for k in range(len(self.upstreams))]

@@ -58,6 +58,7 @@ def test_json_file_holds_every_figure(quick_run: tuple[dict[str, Any], Path]) ->
         "stdio",
         "http",
         "scaling",
+        "instances",
     }
     assert results["meta"]["quick"] is True
 
@@ -145,3 +146,22 @@ def test_scaling_figures_fill_every_cell(
             for ratios in cell["ratios"].values():
                 assert set(ratios) == set(metrics)
                 assert all(value > 0 for value in ratios.values())
+
+
+def test_instances_figures_cover_every_setup_and_era(
+    quick_run: tuple[dict[str, Any], Path],
+) -> None:
+    from benchmarks.instances import SETUPS
+
+    figures = quick_run[0]["instances"]
+    for setup in SETUPS:
+        got = figures["setups"][setup.name]
+        assert set(got) == set(setup.eras)
+        for era in setup.eras:
+            assert got[era]["sequential_req_per_s"] > 0
+            assert got[era]["p99_us"] >= got[era]["p50_us"] > 0
+            if not setup.forwarded:
+                assert got[era]["concurrent_req_per_s"] > 0
+    assert (
+        "Redis, forwarded from another instance (legacy)" in figures["redis_added_us"]
+    )

@@ -208,3 +208,26 @@ def test_no_upstream_accepting_is_502() -> None:
 def test_needs_an_upstream() -> None:
     with pytest.raises(ValueError, match="at least one"):
         RoundRobinProxy([])
+
+
+def test_a_pinned_proxy_sends_everything_to_one_upstream(
+    two: tuple[str, RoundRobinProxy],
+) -> None:
+    url, proxy = two
+    proxy.pinned = 1
+    with httpx.Client() as client:
+        seen = [client.post(f"{url}/mcp", content=b"{}").json() for _ in range(3)]
+    proxy.pinned = None
+    with httpx.Client() as client:
+        seen += [client.post(f"{url}/mcp", content=b"{}").json() for _ in range(2)]
+    assert [s["upstream"] for s in seen] == ["b", "b", "b", "a", "b"]
+
+
+def test_planned_upstreams_come_first_then_the_rotation(
+    two: tuple[str, RoundRobinProxy],
+) -> None:
+    url, proxy = two
+    proxy.planned = [1, 1, 0]
+    with httpx.Client() as client:
+        seen = [client.post(f"{url}/mcp", content=b"{}").json() for _ in range(5)]
+    assert [s["upstream"] for s in seen] == ["b", "b", "a", "a", "b"]
