@@ -49,11 +49,19 @@ class RedisLink:
 
     Args:
         target: the URL or the client.
+        options: for a client made from the URL (`socket_timeout`...).
         store: the store's name, for errors ("RedisTaskStore").
         kind: what the store keeps, for errors ("task").
     """
 
-    def __init__(self, target: Any, store: str, kind: str) -> None:
+    def __init__(
+        self,
+        target: Any,
+        store: str,
+        kind: str,
+        options: dict[str, Any] | None = None,
+    ) -> None:
+        self._options = dict(options or {})
         self._url: str | None = target if isinstance(target, str) else None
         self._client: RedisClient | None = (
             None if isinstance(target, str) else cast("RedisClient", target)
@@ -81,7 +89,7 @@ class RedisLink:
             from redis.asyncio.connection import parse_url
 
             assert self._url is not None
-            pool = ConnectionPool(**parse_url(self._url))
+            pool = ConnectionPool(**{**parse_url(self._url), **self._options})
             client = Redis.from_pool(pool)  # closing the client closes the pool
             self._client = cast("RedisClient", client)
         return self._client

@@ -136,6 +136,7 @@ if TYPE_CHECKING:
     from mcp_codegen_runtime.stores.events import EventStore
 
     from .auth import HttpAuth
+    from .cluster import Cluster
 
 __all__ = [
     "HttpRequest",
@@ -280,6 +281,10 @@ class McpHttpApp:
             alone (see the module docstring).
         health_path: answered 200 `{"status":"ok"}` to GET or HEAD, before
             any guard or authentication (None: no health endpoint).
+        cluster: serve legacy sessions with the other instances of this
+            `Cluster` (same Redis): see "Several instances" in the module
+            docstring. Its `events` is then the event store (always
+            resumable), and `aclose` leaves the cluster and closes it.
     """
 
     def __init__(
@@ -302,7 +307,17 @@ class McpHttpApp:
         retry_ms: int | None = DEFAULT_RETRY_MS,
         stateless: bool = False,
         health_path: str | None = "/healthz",
+        cluster: Cluster | None = None,
     ) -> None:
+        if cluster is not None:
+            if stateless:
+                raise ValueError("a stateless server needs no cluster")
+            if event_store is not None and event_store is not cluster.events:
+                raise ValueError("a cluster's event store is its own: cluster.events")
+            resumable, event_store = True, cluster.events
+            if idle_timeout_s is not None:
+                cluster.sessions.ttl_ms = max(1, int(idle_timeout_s * 1000))
+        self.cluster = cluster
         self.session = session
         self.path = path
         self.health_path = health_path
