@@ -135,6 +135,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     print(f"ready {args.port}", flush=True)
     if _SHARED_KEY:  # before `switch`: the session's sealing key by hand
         from mcp_codegen_runtime.protocol.request_state import RequestStateSealer
+        from mcp_codegen_runtime.transports.http.cluster import Cluster
         from mcp_codegen_runtime.transports.http.server import serve_http
 
         session = app.session()
@@ -144,6 +145,7 @@ def main(argv: Sequence[str] | None = None) -> None:
             port=args.port,
             tool_input_schema=app.tool_input_schema,
             required_scopes=app.scopes_for,
+            cluster=Cluster.from_url(args.redis, prefix=args.prefix),
         )
         return
     app.run("http", port=args.port)
