@@ -54,7 +54,7 @@ from .events import (
 from .redis_scripts import LuaScript, RedisClient, RedisLink
 
 if TYPE_CHECKING:
-    from collections.abc import AsyncIterator, Callable, Collection
+    from collections.abc import AsyncGenerator, Callable, Collection
 
     from redis.asyncio import Redis
 
@@ -216,7 +216,9 @@ class _Reply(msgspec.Struct):
     method: str | None = None
 
 
-_replies = msgspec.json.Decoder(_Reply | list[_Reply])
+_replies: msgspec.json.Decoder[_Reply | list[_Reply]] = msgspec.json.Decoder(
+    _Reply | list[_Reply]
+)
 
 
 def _answered(message: bytes) -> list[RequestId]:
@@ -225,7 +227,7 @@ def _answered(message: bytes) -> list[RequestId]:
         found = _replies.decode(message)
     except msgspec.DecodeError:
         return []
-    items = found if isinstance(found, list) else [found]
+    items: list[_Reply] = found if isinstance(found, list) else [found]
     return [r.id for r in items if r.method is None and r.id is not None]
 
 
@@ -359,11 +361,20 @@ class RedisEventStore:
         ]
         return Replay(stream, events)
 
-    async def end(self, stream: str, record: bytes | None = None) -> bool:
-        """Append the end marker to `stream`, after `record` (a `refusal`
-        kind of entry: what answers in place of the stream) when given;
-        later appends are not kept. Whether this call ended it."""
+    async def end(
+        self,
+        stream: str,
+        record: bytes | None = None,
+        *,
+        messages: Collection[bytes] = (),
+    ) -> bool:
+        """Append `messages`, then the end marker to `stream`, in one step,
+        after `record` (an entry of kind `REFUSAL`: what answers in place of
+        the stream) when given; later appends are not kept. Whether this
+        call ended it (False: unknown or already ended)."""
         pairs: list[Any] = [] if record is None else [REFUSAL, record]
+        for message in messages:
+            pairs += [b"m", message]
         return await self._end(stream, "", pairs) == 2
 
     async def _end(self, stream: str, newest: str, pairs: list[Any]) -> int:
@@ -379,7 +390,7 @@ class RedisEventStore:
         alive_prefix: bytes,
         block_s: float = 1.0,
         abandoned: Callable[[RequestId], bytes] | None = None,
-    ) -> AsyncIterator[Tailed]:
+    ) -> AsyncGenerator[Tailed]:
         """The entries of `stream` after position `after`, as they come,
         until its end marker (included), then stops; stops at once when the
         stream is unknown (expired, dropped).

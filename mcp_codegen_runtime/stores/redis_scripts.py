@@ -89,7 +89,9 @@ class RedisLink:
             from redis.asyncio.connection import parse_url
 
             assert self._url is not None
-            pool = ConnectionPool(**{**parse_url(self._url), **self._options})
+            settings: dict[str, Any] = dict(parse_url(self._url))
+            settings.update(self._options)
+            pool = ConnectionPool(**settings)
             client = Redis.from_pool(pool)  # closing the client closes the pool
             self._client = cast("RedisClient", client)
         return self._client

@@ -98,7 +98,8 @@ class Route:
     log: list[bytes] = field(default_factory=lambda: list[bytes]())
 
 
-_KINDS: Final = ("unknown", "remote", "homeless", "claimed")
+_Kind = Literal["unknown", "remote", "homeless", "claimed"]
+_KINDS: Final[tuple[_Kind, ...]] = ("unknown", "remote", "homeless", "claimed")
 
 
 class RedisSessions:

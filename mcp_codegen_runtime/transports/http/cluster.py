@@ -25,7 +25,7 @@ import asyncio
 import contextlib
 import logging
 import secrets
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any, Final, cast
 
 import msgspec
 
@@ -74,8 +74,10 @@ and `TimeoutError` are among them); see `unreachable`."""
 
 def unreachable(error: BaseException) -> bool:
     """Whether `error` says Redis cannot be reached (or timed out)."""
-    from redis.exceptions import ConnectionError as RedisConnectionError
-    from redis.exceptions import TimeoutError as RedisTimeoutError
+    from redis.exceptions import (
+        ConnectionError as RedisConnectionError,
+        TimeoutError as RedisTimeoutError,
+    )
 
     return isinstance(
         error, RedisConnectionError | RedisTimeoutError | OSError | asyncio.TimeoutError
@@ -130,11 +132,13 @@ class Cluster:
         self._tasks: list[asyncio.Task[None]] = []
         self._reader: asyncio.Task[None] | None = None
         self._started: asyncio.Future[None] | None = None
-        self._last_read = b"0-0"
+        self._last_read: bytes = b"0-0"
         self.closed = False
 
     @classmethod
-    def from_url(cls, url: str, *, prefix: str = DEFAULT_PREFIX, **options: Any) -> Cluster:
+    def from_url(
+        cls, url: str, *, prefix: str = DEFAULT_PREFIX, **options: Any
+    ) -> Cluster:
         """A cluster member on the Redis at `url` (see the class for options)."""
         return cls(url, prefix=prefix, **options)
 
@@ -228,7 +232,14 @@ class Cluster:
             try:
                 client = await self.client()
                 found = await client.execute_command(
-                    "XREAD", "COUNT", 100, "BLOCK", block_ms, "STREAMS", key, self._last_read
+                    "XREAD",
+                    "COUNT",
+                    100,
+                    "BLOCK",
+                    block_ms,
+                    "STREAMS",
+                    key,
+                    self._last_read,
                 )
             except asyncio.CancelledError:
                 raise
@@ -236,7 +247,10 @@ class Cluster:
                 logger.warning("cluster inbox read failed: %s", error)
                 await asyncio.sleep(self.block_s)
                 continue
-            for entry_id, fields in found[0][1] if found else []:
+            entries = cast(
+                "list[tuple[bytes, list[bytes]]]", found[0][1] if found else []
+            )
+            for entry_id, fields in entries:
                 self._last_read = entry_id
                 await self._serve_one(serve, fields)
 
@@ -267,7 +281,7 @@ class Cluster:
             "XRANGE", self.inbox_key(self.instance_id), b"(" + self._last_read, "+"
         )
         ops: list[Op] = []
-        for _, fields in found or []:
+        for _, fields in cast("list[tuple[bytes, list[bytes]]]", found or []):
             with contextlib.suppress(msgspec.DecodeError, IndexError):
                 ops.append(_decode_op(fields[1]))
         return ops
