@@ -1483,7 +1483,7 @@ class McpHttpApp:
         (the next request rebuilds it elsewhere), send back the ops still in
         the inbox (a POST's forwarder looks again), and let the requests in
         flight finish, up to `CLOSE_TIMEOUT_S`, their answers stored."""
-        if not cluster.started:
+        if not cluster.started or cluster.closed:
             return
         self._leaving = True
         for session_id in self.sessions.ids():
