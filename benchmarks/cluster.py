@@ -104,8 +104,7 @@ class ClusterHarness:
         self.proxy_proc: subprocess.Popen[bytes] | None = None
         self.proxy_port = 0
         self._tmp = tempfile.TemporaryDirectory(prefix="mcp-cluster-")
-        self._proxy_server: uvicorn.Server | None = None
-        self._proxy_thread: threading.Thread | None = None
+        self._proxy_threads: list[tuple[uvicorn.Server, threading.Thread]] = []
 
     # -- URLs --
 
@@ -168,8 +167,8 @@ class ClusterHarness:
         )
 
     def _start_proxy(self, upstreams: list[str]) -> None:
-        self.proxy_port = free_port()
         if self.proxy_mode == "process":
+            self.proxy_port = free_port()
             log_path = Path(self._tmp.name) / "proxy.log"
             argv = [
                 project_python(),
@@ -185,13 +184,20 @@ class ClusterHarness:
                 )
             _wait_listening(self.proxy_port, self.proxy_proc, log_path)
             return
+        self.proxy, self.proxy_port = self.add_proxy()
+
+    def add_proxy(self) -> tuple[RoundRobinProxy, int]:
+        """Start one more proxy in front of the instances, in a thread of
+        this process (a test routes one client apart from the others); the
+        proxy and its port. Stopped by `close`."""
         import uvicorn
 
-        self.proxy = RoundRobinProxy(upstreams)
+        proxy = RoundRobinProxy([i.base for i in self.instances])
+        port = free_port()
         config = uvicorn.Config(
-            self.proxy,
+            proxy,
             host=HOST,
-            port=self.proxy_port,
+            port=port,
             log_level="critical",
             lifespan="on",
             timeout_graceful_shutdown=1,
@@ -204,7 +210,8 @@ class ClusterHarness:
             if not thread.is_alive() or time.monotonic() > deadline:
                 raise RuntimeError("the proxy did not start")
             time.sleep(0.01)
-        self._proxy_server, self._proxy_thread = server, thread
+        self._proxy_threads.append((server, thread))
+        return proxy, port
 
     # -- stopping --
 
@@ -229,10 +236,11 @@ class ClusterHarness:
 
     def close(self) -> None:
         """Stop the proxy and every instance; remove the logs."""
-        if self._proxy_server is not None and self._proxy_thread is not None:
-            self._proxy_server.should_exit = True
-            self._proxy_thread.join(10)
-            self._proxy_server = None
+        for server, _ in self._proxy_threads:
+            server.should_exit = True
+        for _, thread in self._proxy_threads:
+            thread.join(10)
+        self._proxy_threads.clear()
         if self.proxy_proc is not None:
             _end(self.proxy_proc)
             self.proxy_proc = None

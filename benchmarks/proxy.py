@@ -17,7 +17,9 @@ answer reaches the client event by event. Decisions:
   and the same request goes to the next one; it is left out of the rotation
   for `down_s` seconds, then tried again. Only a failure to connect moves a
   request: one sent and then broken may have run, so it is never sent twice.
-  Every upstream refusing: 502.
+  That one, or every upstream refusing, is answered 502 with a JSON-RPC
+  error (-32603, "... send it again", id null), which an MCP client hands
+  to the request, as the cluster answers a request whose instance died.
 - Every end-to-end header passes both ways (`Mcp-Session-Id`,
   `MCP-Protocol-Version`, `Last-Event-ID`, `Mcp-Method`, `Mcp-Name`, `Accept`,
   `Content-Type`, `Authorization`, ...); the hop-by-hop ones (RFC 9110 7.6.1)
@@ -31,12 +33,14 @@ answer reaches the client event by event. Decisions:
   has `connect_timeout`.
 
 `counts` records how many requests each upstream took, `failovers` how many
-were moved because an upstream refused them.
+were moved because an upstream refused them, `resumes` how many GETs carried
+`Last-Event-ID`.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import time
 from typing import TYPE_CHECKING, Any
 
@@ -144,6 +148,8 @@ class RoundRobinProxy:
         self._down_until = [0.0] * len(self.upstreams)
         self.counts = [0] * len(self.upstreams)
         self.failovers = 0
+        self.resumes = 0
+        """GET requests carrying `Last-Event-ID` (clients resuming a stream)."""
         self.planned: list[int] = []
         """Upstreams for the next requests, in order, before `pinned` and
         the rotation (tests route each step of a flow; no failover)."""
@@ -204,6 +210,10 @@ class RoundRobinProxy:
         if scope.get("query_string") and b"?" not in target:
             target += b"?" + scope["query_string"]
         path = target.decode("latin-1")
+        if scope["method"] == "GET" and any(
+            name.lower() == b"last-event-id" for name, _ in scope["headers"]
+        ):
+            self.resumes += 1
         has_body = any(
             name.lower() in (b"content-length", b"transfer-encoding")
             for name, _ in scope["headers"]
@@ -225,13 +235,13 @@ class RoundRobinProxy:
             except _ClientGoneError:
                 return
             except httpx.HTTPError as exc:  # sent, then broken: never resent
-                await _plain(send, 502, f"upstream failed: {exc!r}")
+                await _bad_gateway(send, f"it failed before answering ({exc!r})")
                 return
             self.counts[index] += 1
             self._down_until[index] = 0.0
             break
         if response is None:
-            await _plain(send, 502, "no upstream accepted the connection")
+            await _bad_gateway(send, "no server instance accepted the connection")
             return
         try:
             async with anyio.create_task_group() as tasks:
@@ -281,14 +291,20 @@ def _request_headers(scope: Scope) -> list[tuple[bytes, bytes]]:
     return headers
 
 
-async def _plain(send: Any, status: int, text: str) -> None:
-    body = text.encode()
+async def _bad_gateway(send: Any, why: str) -> None:
+    """502 with a JSON-RPC error body, which MCP clients hand to the request
+    (the proxy reads no body, so the id is null)."""
+    error = {
+        "code": -32603,
+        "message": f"the server instance serving this request: {why}; send it again",
+    }
+    body = json.dumps({"jsonrpc": "2.0", "id": None, "error": error}).encode()
     await send(
         {
             "type": "http.response.start",
-            "status": status,
+            "status": 502,
             "headers": [
-                (b"content-type", b"text/plain; charset=utf-8"),
+                (b"content-type", b"application/json"),
                 (b"content-length", str(len(body)).encode()),
             ],
         }

@@ -132,7 +132,7 @@ def test_requests_alternate_between_upstreams(
 def test_headers_body_path_and_query_pass_both_ways(
     two: tuple[str, RoundRobinProxy],
 ) -> None:
-    url, _ = two
+    url, proxy = two
     sent = {
         "Mcp-Session-Id": "s-1",
         "MCP-Protocol-Version": "2025-11-25",
@@ -151,15 +151,18 @@ def test_headers_body_path_and_query_pass_both_ways(
     assert seen["body"] == '{"a": 1}'
     for name, value in sent.items():
         assert seen["headers"][name.lower()] == value
+    assert proxy.resumes == 0  # a POST, though it carries Last-Event-ID
     # Host is the upstream's (its allow-list), the client's is forwarded.
     assert seen["headers"]["host"] != seen["headers"]["x-forwarded-host"]
     assert seen["headers"]["x-forwarded-host"] == url.removeprefix("http://")
 
 
 def test_a_get_carries_no_body(two: tuple[str, RoundRobinProxy]) -> None:
-    url, _ = two
+    url, proxy = two
     with httpx.Client() as client:
         seen = client.get(f"{url}/mcp").json()
+        client.get(f"{url}/mcp", headers={"Last-Event-ID": "e-1"})
+    assert proxy.resumes == 1
     assert seen["method"] == "GET"
     assert "transfer-encoding" not in seen["headers"]
     assert "content-length" not in seen["headers"]
@@ -202,7 +205,32 @@ def test_no_upstream_accepting_is_502() -> None:
     with serving(proxy) as url, httpx.Client() as client:
         answer = client.post(f"{url}/mcp", content=b"{}")
     assert answer.status_code == 502
-    assert "no upstream" in answer.text
+    error = answer.json()["error"]
+    assert error["code"] == -32603
+    assert "no server instance accepted" in error["message"]
+    assert error["message"].endswith("send it again")
+
+
+def test_an_upstream_hanging_up_before_answering_is_502_send_it_again() -> None:
+    listener, port = _port()
+    listener.listen()
+    hits: list[bytes] = []
+
+    def hang_up() -> None:
+        conn, _ = listener.accept()
+        hits.append(conn.recv(65536))
+        conn.close()  # no answer at all: a crash mid-request
+
+    thread = threading.Thread(target=hang_up, daemon=True)
+    thread.start()
+    proxy = RoundRobinProxy([f"http://127.0.0.1:{port}"])
+    with serving(proxy) as url, httpx.Client() as client:
+        answer = client.post(f"{url}/mcp", content=b'{"id": 1}')
+    thread.join(5)
+    listener.close()
+    assert len(hits) == 1  # sent once, never again
+    assert answer.status_code == 502
+    assert answer.json()["error"]["message"].endswith("send it again")
 
 
 def test_needs_an_upstream() -> None:

@@ -61,7 +61,7 @@ def text_of(result: latest.CallToolResult) -> str:
 
 
 def client(url: str, version: str, **options: Any) -> Client:
-    return Client(url, versions=[version], timeout=30, **options)
+    return Client(url, versions=[version], timeout=15, **options)
 
 
 async def named(_params: latest.ElicitRequestParams) -> latest.ElicitResult:
@@ -283,12 +283,70 @@ async def chat_load(
             tally.wrong.append(f"{tag}: logs {chatter.logs.get(tag)}")
 
 
-async def stop_one_mid_run(redis_server: RedisServer, sig: int) -> Tally:
+@dataclass
+class LongCall:
+    """A legacy call in flight on the stopped instance, through its own proxy."""
+
+    outcome: list[str] = field(default_factory=list[str])
+    progress: list[float] = field(default_factory=list[float])
+    logs: list[str] = field(default_factory=list[str])
+    resent: int = 0
+    started: anyio.Event = field(default_factory=anyio.Event)
+
+
+LONG_STEPS, LONG_DELAY_MS = 3, 2_700
+"""Longer than uvicorn's graceful 5 s: a SIGTERM cuts the call's stream."""
+
+
+async def long_call(url: str, proxy: RoundRobinProxy, call: LongCall) -> None:
+    """Open a session on instance b and call `chatty` there slowly; once it
+    runs, let the proxy rotate (b will be stopped); resend on "send it again"."""
+
+    async def on_log(params: latest.LoggingMessageNotificationParams) -> None:
+        call.logs.append(str(params.data))
+
+    async def on_progress(
+        progress: float, _total: float | None, _m: str | None
+    ) -> None:
+        call.progress.append(progress)
+        proxy.pinned = None
+        call.started.set()
+
+    proxy.pinned = 1  # the session's home and the call: b
+    async with client(url, "2025-11-25", on_log=on_log, log_level="info") as session:
+        arguments = {"tag": "long", "steps": LONG_STEPS, "delay_ms": LONG_DELAY_MS}
+        for _attempt in range(3):
+            call.progress.clear()
+            call.logs.clear()
+            try:
+                result = await session.call_tool(
+                    "chatty", arguments, on_progress=on_progress, timeout=60
+                )
+            except RpcError as exc:
+                call.outcome.append(exc.message)
+                if SEND_AGAIN not in exc.message:
+                    return
+                call.resent += 1
+                continue
+            call.outcome.append(text_of(result))
+            await anyio.sleep(0.2)  # the last log line
+            return
+
+
+async def stop_one_mid_run(
+    redis_server: RedisServer, sig: int
+) -> tuple[Tally, LongCall, int]:
+    """Nine clients (three per revision) calling `chatty` through the proxy,
+    and one long legacy call on b; b is stopped once a third of the calls
+    are done and the long call runs. The tally, the long call, and how many
+    streams clients resumed (GET with Last-Event-ID, both proxies)."""
     clients, calls = 9, 40
     tally = Tally()
     done = Milestone(clients * calls // 3)
+    long = LongCall()
     prefix = f"kill-{sig}:"
     with ClusterHarness(3, redis_url=redis_server.url, prefix=prefix) as up:
+        apart, port = up.add_proxy()
         async with anyio.create_task_group() as tasks:
             for index in range(clients):
                 version = era_of(index)
@@ -296,22 +354,40 @@ async def stop_one_mid_run(redis_server: RedisServer, sig: int) -> Tally:
                     chat_load, up.url, f"c{index}", version, calls, tally, done
                 )
             await done.reached.wait()
+            tasks.start_soon(long_call, f"http://127.0.0.1:{port}/mcp", apart, long)
+            await long.started.wait()
             status = await anyio.to_thread.run_sync(up.stop_instance, 1, sig)
+        resumes = proxy_of(up).resumes + apart.resumes
         assert status != 0 or sig == signal.SIGTERM
     assert tally.wrong == [], tally.wrong[:10]
     assert sum(tally.ok.values()) == clients * calls
-    return tally
+    assert long.outcome[-1] == f"long done {LONG_STEPS}", long.outcome
+    steps = range(1, LONG_STEPS + 1)
+    assert long.progress == [float(s) for s in steps]
+    assert long.logs == [f"long {s}" for s in steps]
+    return tally, long, resumes
 
 
 async def test_an_instance_stopped_gracefully_mid_run_loses_nothing(
     redis_server: RedisServer,
 ) -> None:
-    tally = await stop_one_mid_run(redis_server, signal.SIGTERM)
-    assert sum(tally.resent[v] for v in LEGACY) == 0, tally.resent
+    tally, long, resumes = await stop_one_mid_run(redis_server, signal.SIGTERM)
+    print(
+        f"after SIGTERM: resent {dict(tally.resent)}, {long.resent}; resumed {resumes}"
+    )
+    assert sum(tally.resent.values()) == 0, tally.resent
+    assert resumes >= 1  # the long call's stream, cut by the shutdown
+    # The long call outlives uvicorn's 5 s grace, which cancels its pump on
+    # b before the cluster's shutdown could wait for it: it is answered
+    # "send it again" (never silence) and resent, rather than finished on b
+    # and relayed (the cluster branch's gap; see the report).
+    assert long.resent <= 1, long.outcome
 
 
 async def test_an_instance_killed_mid_run_answers_or_says_send_it_again(
     redis_server: RedisServer,
 ) -> None:
-    tally = await stop_one_mid_run(redis_server, signal.SIGKILL)
-    print(f"resent after SIGKILL: {dict(tally.resent)}")
+    tally, long, resumes = await stop_one_mid_run(redis_server, signal.SIGKILL)
+    print(
+        f"after SIGKILL: resent {dict(tally.resent)}, {long.resent}; resumed {resumes}"
+    )
