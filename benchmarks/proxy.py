@@ -226,9 +226,13 @@ class RoundRobinProxy:
                 headers=headers,
                 content=body.stream() if has_body else None,
             )
+            # Counted before it is sent: whatever it causes upstream (an
+            # answer relayed elsewhere) comes after the count.
+            self.counts[index] += 1
             try:
                 response = await self.client(index, lane).send(request, stream=True)
             except (httpx.ConnectError, httpx.ConnectTimeout):
+                self.counts[index] -= 1
                 self._down_until[index] = time.monotonic() + self.down_s
                 self.failovers += 1
                 continue
@@ -237,7 +241,6 @@ class RoundRobinProxy:
             except httpx.HTTPError as exc:  # sent, then broken: never resent
                 await _bad_gateway(send, f"it failed before answering ({exc!r})")
                 return
-            self.counts[index] += 1
             self._down_until[index] = 0.0
             break
         if response is None:
