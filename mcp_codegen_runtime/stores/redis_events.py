@@ -12,6 +12,11 @@ Keys, all under one prefix (default `mcp:events:`):
   above it) and `evicted` (the newest event trimmed away, `0-0` while none).
 - `owner:<owner>`, a set of the owner's streams, for `drop_owner`.
 
+For streams read by other server instances (`tail`), `meta` also names the
+`writer` instance and the `requests` the stream answers, and an entry of
+field `e` ends the stream (`end`; `ended` set in `meta`, later appends not
+kept), after an optional entry `r` (a refusal answering in place of it).
+
 Every key has a TTL (`stream_ttl_s`), renewed by each append, so streams of
 a server that died or a session never closed vanish by themselves.
 
@@ -32,7 +37,9 @@ only (redis-py's asyncio client); needs Redis 7.0 or newer.
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, Any, Final, cast
+from typing import TYPE_CHECKING, Any, Final, NamedTuple, cast
+
+import msgspec
 
 from .events import (
     DEFAULT_MAX_EVENTS_PER_STREAM,
@@ -47,15 +54,25 @@ from .events import (
 from .redis_scripts import LuaScript, RedisClient, RedisLink
 
 if TYPE_CHECKING:
+    from collections.abc import AsyncGenerator, Callable, Collection
+
     from redis.asyncio import Redis
 
-__all__ = ["DEFAULT_PREFIX", "DEFAULT_STREAM_TTL_S", "RedisEventStore"]
+__all__ = [
+    "DEFAULT_PREFIX",
+    "DEFAULT_STREAM_TTL_S",
+    "END",
+    "REFUSAL",
+    "RedisEventStore",
+    "Tailed",
+]
 
 DEFAULT_PREFIX: Final = "mcp:events:"
 """The key prefix when none is given."""
 DEFAULT_STREAM_TTL_S: Final = 3_600
 """How long a stream outlives its last append, when not told."""
 
+RequestId = int | str
 _POSITION = re.compile(r"([0-9]{1,20})-([0-9]{1,20})\Z")
 _U64 = 1 << 64
 
@@ -80,20 +97,23 @@ end
 
 _CREATE = """
 local start = redis.call('XADD', KEYS[1], 'MAXLEN', '0', '*', 'p', '')
-redis.call('HSET', KEYS[2], 'owner', ARGV[1], 'start', start, 'evicted', '0-0')
+redis.call('HSET', KEYS[2], 'owner', ARGV[1], 'start', start, 'evicted', '0-0',
+  'writer', ARGV[4], 'requests', ARGV[5])
 redis.call('SADD', KEYS[3], ARGV[2])
 redis.call('EXPIRE', KEYS[1], ARGV[3])
 redis.call('EXPIRE', KEYS[2], ARGV[3])
 redis.call('EXPIRE', KEYS[3], ARGV[3])
 return start
 """
-"""KEYS: stream, meta, owner set. ARGV: owner, stream id, TTL (s). Makes
+"""KEYS: stream, meta, owner set. ARGV: owner, stream id, TTL (s), writer
+instance, the requests it answers (a JSON array). Makes
 an empty stream (an entry added and trimmed at once, so the stream exists
 and its later entries are above `start`); `start`."""
 
 _APPEND = """
-local owner = redis.call('HGET', KEYS[2], 'owner')
-if not owner then
+local meta = redis.call('HMGET', KEYS[2], 'owner', 'ended')
+local owner = meta[1]
+if not owner or meta[2] then
   local now = redis.call('TIME')
   return now[1] .. string.format('%06d', tonumber(now[2])):sub(1, 3) .. '-0'
 end
@@ -110,8 +130,38 @@ redis.call('EXPIRE', ARGV[5] .. owner, ARGV[4])
 return id
 """
 """KEYS: stream, meta. ARGV: field (`m` or `p`), message, bound, TTL (s),
-owner set prefix. The new entry's id (for a dropped stream, an id of now
-and nothing stored)."""
+owner set prefix. The new entry's id (for a dropped or ended stream, an id
+of now and nothing stored)."""
+
+_FINISH = """
+local meta = redis.call('HMGET', KEYS[2], 'owner', 'ended')
+if not meta[1] or meta[2] then return 0 end
+if ARGV[1] ~= '' then
+  local newest = redis.call('XREVRANGE', KEYS[1], '+', '-', 'COUNT', 1)
+  if #newest > 0 and newest[1][1] ~= ARGV[1] then return 1 end
+end
+for i = 3, #ARGV, 2 do
+  redis.call('XADD', KEYS[1], '*', ARGV[i], ARGV[i + 1])
+end
+redis.call('HSET', KEYS[2], 'ended', '1')
+redis.call('EXPIRE', KEYS[1], ARGV[2])
+redis.call('EXPIRE', KEYS[2], ARGV[2])
+return 2
+"""
+"""KEYS: stream, meta. ARGV: the newest entry id expected ('' for any),
+TTL (s), then field, value pairs to add. Ends the stream with those entries,
+once: 0 when it is unknown or already ended, 1 when its newest entry is not
+the one expected (read it again), 2 when done."""
+
+_WATCH = """
+local meta = redis.call('HMGET', KEYS[1], 'owner', 'ended', 'writer')
+if not meta[1] then return 0 end
+if meta[2] or not meta[3] or meta[3] == '' then return 1 end
+if redis.call('EXISTS', ARGV[1] .. meta[3]) == 1 then return 1 end
+return 2
+"""
+"""KEYS: meta. ARGV: the liveness key prefix of instances. 0: no such
+stream; 1: ended, or its writer alive; 2: its writer is gone, unended."""
 
 _REPLAY = _LESS + """
 local meta = redis.call('HMGET', KEYS[2], 'owner', 'start', 'evicted')
@@ -146,6 +196,41 @@ return 1
 """KEYS: owner set. ARGV: stream key prefix, meta key prefix."""
 
 
+END: Final = "e"
+"""The kind of the entry ending a stream (no more will be kept)."""
+REFUSAL: Final = "r"
+"""The kind of an entry answering in place of the stream (a refusal)."""
+
+
+class Tailed(NamedTuple):
+    """One entry read by `tail`: its kind (`m` a message, `p` a priming
+    event, `r` a refusal, `e` the end), its event id and its value."""
+
+    kind: str
+    id: str
+    value: bytes
+
+
+class _Reply(msgspec.Struct):
+    id: int | str | None = None
+    method: str | None = None
+
+
+_replies: msgspec.json.Decoder[_Reply | list[_Reply]] = msgspec.json.Decoder(
+    _Reply | list[_Reply]
+)
+
+
+def _answered(message: bytes) -> list[RequestId]:
+    """The ids of the responses in a stored message."""
+    try:
+        found = _replies.decode(message)
+    except msgspec.DecodeError:
+        return []
+    items: list[_Reply] = found if isinstance(found, list) else [found]
+    return [r.id for r in items if r.method is None and r.id is not None]
+
+
 def _position(text: str) -> str:
     """An entry id as Redis writes it, or '' when `text` is none."""
     found = _POSITION.match(text)
@@ -161,7 +246,8 @@ class RedisEventStore:
     Args:
         target: a `redis://` URL (the store makes its client on first use
             and closes it in `aclose`) or a `redis.asyncio.Redis` client
-            (left open: the caller owns it), not decoding responses.
+            (left open: the caller owns it), not decoding responses, or the
+            `RedisLink` of another store (shared; `aclose` closes it).
         prefix: put before every key, to share one Redis among stores.
         max_events_per_stream: a stream over it loses its oldest events.
         stream_ttl_s: seconds a stream (and its owner's set) outlives its
@@ -170,7 +256,7 @@ class RedisEventStore:
 
     def __init__(
         self,
-        target: str | Redis,
+        target: str | Redis | RedisLink,
         *,
         prefix: str = DEFAULT_PREFIX,
         max_events_per_stream: int = DEFAULT_MAX_EVENTS_PER_STREAM,
@@ -182,7 +268,11 @@ class RedisEventStore:
             )
         if stream_ttl_s < 1:
             raise ValueError(f"stream_ttl_s must be positive: {stream_ttl_s}")
-        self._link = RedisLink(target, "RedisEventStore", "event")
+        self._link = (
+            target
+            if isinstance(target, RedisLink)
+            else RedisLink(target, "RedisEventStore", "event")
+        )
         self.prefix = prefix.encode()
         self.max_events_per_stream = max_events_per_stream
         self.stream_ttl_s = stream_ttl_s
@@ -190,6 +280,8 @@ class RedisEventStore:
         self._append = LuaScript(_APPEND)
         self._replay = LuaScript(_REPLAY)
         self._drop_owner = LuaScript(_DROP_OWNER)
+        self._finish = LuaScript(_FINISH)
+        self._watch = LuaScript(_WATCH)
 
     def stream_key(self, stream: str) -> bytes:
         """The Redis Stream holding the events of `stream`."""
@@ -203,13 +295,27 @@ class RedisEventStore:
         """The set of `owner`'s streams."""
         return self.prefix + b"owner:" + owner.encode()
 
-    async def create_stream(self, owner: str) -> str:
-        """A new, empty stream of `owner`; its id."""
+    async def create_stream(
+        self,
+        owner: str,
+        *,
+        writer: str = "",
+        requests: Collection[RequestId] = (),
+    ) -> str:
+        """A new, empty stream of `owner`; its id. `writer` names the server
+        instance that will append to it and `requests` the ids of the
+        requests it answers, so that a `tail` can end it for them when that
+        writer dies first."""
         stream = new_stream_id()
         keys = [self.stream_key(stream), self.meta_key(stream), self.owner_key(owner)]
-        await self._create(
-            await self._redis(), keys, [owner, stream, self.stream_ttl_s]
-        )
+        args: list[Any] = [
+            owner,
+            stream,
+            self.stream_ttl_s,
+            writer,
+            msgspec.json.encode(sorted(requests, key=repr)),
+        ]
+        await self._create(await self._redis(), keys, args)
         return stream
 
     async def append(self, stream: str, message: bytes | None) -> str:
@@ -254,6 +360,96 @@ class RedisEventStore:
             for i in range(0, len(items), 2)
         ]
         return Replay(stream, events)
+
+    async def end(
+        self,
+        stream: str,
+        record: bytes | None = None,
+        *,
+        messages: Collection[bytes] = (),
+    ) -> bool:
+        """Append `messages`, then the end marker to `stream`, in one step,
+        after `record` (an entry of kind `REFUSAL`: what answers in place of
+        the stream) when given; later appends are not kept. Whether this
+        call ended it (False: unknown or already ended)."""
+        pairs: list[Any] = [] if record is None else [REFUSAL, record]
+        for message in messages:
+            pairs += [b"m", message]
+        return await self._end(stream, "", pairs) == 2
+
+    async def _end(self, stream: str, newest: str, pairs: list[Any]) -> int:
+        keys = [self.stream_key(stream), self.meta_key(stream)]
+        args: list[Any] = [newest, self.stream_ttl_s, *pairs, END, b""]
+        return int(await self._finish(await self._redis(), keys, args))
+
+    async def tail(
+        self,
+        stream: str,
+        after: str = "0-0",
+        *,
+        alive_prefix: bytes,
+        block_s: float = 1.0,
+        abandoned: Callable[[RequestId], bytes] | None = None,
+    ) -> AsyncGenerator[Tailed]:
+        """The entries of `stream` after position `after`, as they come,
+        until its end marker (included), then stops; stops at once when the
+        stream is unknown (expired, dropped).
+
+        While no entry comes, every `block_s` it checks that the stream's
+        writer is alive (its key `alive_prefix + writer` exists); when it is
+        gone before the end marker, the stream is ended (atomically, once,
+        by whichever reader gets there first) with `abandoned(id)`, an
+        error response, for each of its requests not yet answered.
+        """
+        key = self.stream_key(stream)
+        block_ms = max(1, int(block_s * 1000))
+        while True:
+            client = await self._redis()
+            found = await client.execute_command(
+                "XREAD", "COUNT", 100, "BLOCK", block_ms, "STREAMS", key, after
+            )
+            if not found:
+                state = await self._watch(
+                    client, [self.meta_key(stream)], [alive_prefix]
+                )
+                if state == 0:
+                    return
+                if state == 2:
+                    await self._abandon(stream, abandoned)
+                continue
+            for entry_id, fields in cast("list[Any]", found)[0][1]:
+                after = entry_id.decode()
+                kind, value = fields[0].decode(), fields[1]
+                yield Tailed(kind, event_id(stream, after), value)
+                if kind == END:
+                    return
+
+    async def _abandon(
+        self, stream: str, abandoned: Callable[[RequestId], bytes] | None
+    ) -> None:
+        """End the stream of a dead writer, answering its requests."""
+        client = await self._redis()
+        while True:
+            meta = await client.execute_command(
+                "HGET", self.meta_key(stream), "requests"
+            )
+            entries = await client.execute_command(
+                "XRANGE", self.stream_key(stream), "-", "+"
+            )
+            pending: set[RequestId] = set(
+                msgspec.json.decode(meta or b"[]", type=list[int | str])
+            )
+            newest = ""
+            for entry_id, fields in entries:
+                newest = entry_id.decode()
+                if fields[0] == b"m":
+                    pending.difference_update(_answered(fields[1]))
+            pairs: list[Any] = []
+            if abandoned is not None:
+                for request in sorted(pending, key=repr):
+                    pairs += [b"m", abandoned(request)]
+            if await self._end(stream, newest, pairs) != 1:
+                return
 
     async def drop_owner(self, owner: str) -> None:
         """Forget every stream of `owner`."""

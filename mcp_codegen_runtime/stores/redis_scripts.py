@@ -90,10 +90,12 @@ class RedisLink:
 
     Args:
         target: the URL or the client.
+        options: for a client made from the URL (`socket_timeout`...).
         store: the store's name, for errors ("RedisTaskStore").
         kind: what the store keeps, for errors ("task").
         timeout_s: the socket timeouts of a client made here (the URL's
-            query parameters win); None waits forever.
+            query parameters win, and `options` over them); None waits
+            forever.
     """
 
     def __init__(
@@ -101,9 +103,11 @@ class RedisLink:
         target: Any,
         store: str,
         kind: str,
+        options: dict[str, Any] | None = None,
         *,
         timeout_s: float | None = DEFAULT_TIMEOUT_S,
     ) -> None:
+        self._options = dict(options or {})
         self._url: str | None = target if isinstance(target, str) else None
         self.timeout_s = timeout_s
         self._client: RedisClient | None = (
@@ -132,12 +136,13 @@ class RedisLink:
             from redis.asyncio.connection import parse_url
 
             assert self._url is not None
-            options: dict[str, Any] = {
+            settings: dict[str, Any] = {
                 "socket_timeout": self.timeout_s,
                 "socket_connect_timeout": self.timeout_s,
             }
-            options.update(parse_url(self._url))
-            pool = ConnectionPool(**options)
+            settings.update(parse_url(self._url))
+            settings.update(self._options)
+            pool = ConnectionPool(**settings)
             client = Redis.from_pool(pool)  # closing the client closes the pool
             self._client = cast("RedisClient", client)
         return self._client

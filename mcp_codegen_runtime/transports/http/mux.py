@@ -184,6 +184,11 @@ class ResponseStream:
         self._sender.close()
         self.messages.close()
 
+    @property
+    def unanswered(self) -> frozenset[RequestId]:
+        """The requests of the stream whose response it has not carried."""
+        return frozenset(self._unanswered)
+
     def completed_by(self, message: bytes) -> bool:
         """Note `message`, read from the stream; whether every request the
         stream answers now has its response."""

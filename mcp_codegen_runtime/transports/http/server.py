@@ -58,10 +58,13 @@ The app runs sessions in asyncio tasks, so it needs an asyncio server
 from __future__ import annotations
 
 import asyncio
+import base64
 import contextlib
 import contextvars
+import hashlib
 import logging
 import math
+import time
 import typing
 from dataclasses import dataclass
 from types import MappingProxyType
@@ -78,7 +81,12 @@ from mcp_codegen_runtime.jsonrpc.connection import (
     serve_notification,
     serve_request,
 )
-from mcp_codegen_runtime.jsonrpc.envelope import BadMessage, Envelope, RequestId
+from mcp_codegen_runtime.jsonrpc.envelope import (
+    BadMessage,
+    Envelope,
+    RequestId,
+    error_reply,
+)
 from mcp_codegen_runtime.jsonrpc.serving import reset_peer_address, set_peer_address
 from mcp_codegen_runtime.protocol.meta import (
     META_CLIENT_CAPABILITIES,
@@ -92,12 +100,17 @@ from mcp_codegen_runtime.protocol.redis_switch import (
     resolve_redis_url,
     share_redis,
 )
+from mcp_codegen_runtime.protocol.request_state import (
+    principal_binding,
+    principal_digest,
+)
 from mcp_codegen_runtime.stores.events import (
     EventsEvictedError,
     MemoryEventStore,
     UnknownEventError,
     parse_event_id,
 )
+from mcp_codegen_runtime.stores.redis_events import END, REFUSAL
 
 from ...errors import ErrorCode, ProtocolError, RpcError
 from .asgi import closing, read_body, respond, serve_lifespan, start_sse
@@ -107,6 +120,7 @@ from .auth import (
     authenticate_with,
     authorize_requests,
 )
+from .cluster import Op, unreachable
 from .headers import (
     HEADER_MISMATCH,
     PROTOCOL_VERSION_HEADER,
@@ -138,13 +152,23 @@ from .sessions import (
 from .sse import encode_event
 
 if TYPE_CHECKING:
-    from collections.abc import Awaitable, Callable, Collection, Coroutine, Mapping
+    from collections.abc import (
+        AsyncGenerator,
+        AsyncIterator,
+        Awaitable,
+        Callable,
+        Collection,
+        Coroutine,
+        Mapping,
+    )
 
     from mcp_codegen_runtime.jsonrpc.serving import Handler
     from mcp_codegen_runtime.protocol.session import ServerConnection, ServerSession
-    from mcp_codegen_runtime.stores.events import EventStore
+    from mcp_codegen_runtime.stores.events import EventStore, Replay
+    from mcp_codegen_runtime.stores.redis_events import Tailed
 
     from .auth import HttpAuth
+    from .cluster import Cluster
 
 __all__ = [
     "HttpRequest",
@@ -292,6 +316,10 @@ class McpHttpApp:
             alone (see the module docstring).
         health_path: answered 200 `{"status":"ok"}` to GET or HEAD, before
             any guard or authentication (None: no health endpoint).
+        cluster: serve legacy sessions with the other instances of this
+            `Cluster` (same Redis): see "Several instances" in the module
+            docstring. Its `events` is then the event store (always
+            resumable), and `aclose` leaves the cluster and closes it.
     """
 
     def __init__(
@@ -314,7 +342,17 @@ class McpHttpApp:
         retry_ms: int | None = DEFAULT_RETRY_MS,
         stateless: bool = False,
         health_path: str | None = "/healthz",
+        cluster: Cluster | None = None,
     ) -> None:
+        if cluster is not None:
+            if stateless:
+                raise ValueError("a stateless server needs no cluster")
+            if event_store is not None and event_store is not cluster.events:
+                raise ValueError("a cluster's event store is its own: cluster.events")
+            resumable, event_store = True, cluster.events
+            if idle_timeout_s is not None:
+                cluster.sessions.ttl_ms = max(1, int(idle_timeout_s * 1000))
+        self.cluster = cluster
         self.session = session
         self.path = path
         self.health_path = health_path
@@ -341,6 +379,13 @@ class McpHttpApp:
         self._modern = session.handler() if session.modern_versions else None
         # Held so they are not garbage-collected mid-run, and awaited by aclose.
         self._tasks: set[asyncio.Task[None]] = set()
+        # Cluster mode: the streams of POSTs being answered here (awaited by a
+        # graceful shutdown), when each session's TTL was last renewed, and a
+        # lock per session being located (so it is rebuilt once).
+        self._answering: set[asyncio.Task[None]] = set()
+        self._touched: dict[str, float] = {}
+        self._locating: dict[str, asyncio.Lock] = {}
+        self._leaving = False
 
     # -- ASGI --
 
@@ -355,7 +400,7 @@ class McpHttpApp:
 
     async def _serve(self, scope: Scope, receive: Any, send: Any) -> None:
         if scope["type"] == "lifespan":
-            await serve_lifespan(receive, send, self.aclose, self.session.start)
+            await serve_lifespan(receive, send, self.aclose, self._start)
             return
         if scope["type"] != "http":
             return
@@ -395,21 +440,43 @@ class McpHttpApp:
                 "application/json",
                 {"www-authenticate": challenge.www_authenticate},
             )
+        except Exception as error:
+            if self.cluster is None or not unreachable(error):
+                raise
+            logger.warning("the session store is unreachable: %s", error)
+            refused = HttpError(
+                503,
+                f"the session store is unreachable: {error}",
+                ErrorCode.INTERNAL_ERROR,
+            )
+            await respond(send, 503, refused.body(), "application/json", RETRY)
+
+    async def _start(self) -> None:
+        """Lifespan start-up: the session's start-up steps (keys shared
+        through Redis), and, in a cluster, joining it; a Redis out of reach
+        fails the start."""
+        await self.session.start()
+        if self.cluster is not None:
+            await self._join(self.cluster)
 
     async def aclose(self) -> None:
         """End every legacy session, and wait up to `CLOSE_TIMEOUT_S` for
         their runners and closers to finish (those still running are then
-        cancelled)."""
+        cancelled). In a cluster, sessions are handed over first (see
+        `_leave`)."""
+        if self.cluster is not None:
+            await self._leave(self.cluster)
         for _, state in self.sessions.close_all():
-            self._end(state)
+            self._end(state, forget=self.cluster is None)
         await self.session.aclose()
-        if not self._tasks:
-            return
-        _, pending = await asyncio.wait(set(self._tasks), timeout=CLOSE_TIMEOUT_S)
-        for task in pending:
-            task.cancel()
-        if pending:
-            logger.warning("%d legacy session tasks were cancelled", len(pending))
+        if self._tasks:
+            _, pending = await asyncio.wait(set(self._tasks), timeout=CLOSE_TIMEOUT_S)
+            for task in pending:
+                task.cancel()
+            if pending:
+                logger.warning("%d legacy session tasks were cancelled", len(pending))
+        if self.cluster is not None:
+            await self.cluster.aclose()
 
     async def _authenticate(self, scope: Scope, headers: HttpHeaders) -> object:
         if self.authenticate is None:
@@ -532,12 +599,17 @@ class McpHttpApp:
             if request_id(initialize) is None:
                 raise _refuse(400, "initialize is a request: it needs an id")
             session_id, state = await self._open_session(principal)
+            if self.cluster is not None:
+                await self._announce(session_id, state, principal, initialize)
         else:
             if session_id is None:
                 raise _refuse(400, "Bad Request: the Mcp-Session-Id header is required")
-            found = self.sessions.get(session_id, principal)
-            if found is None:
-                raise _refuse(404, "Session not found (unknown or expired)")
+            found = await self._find(session_id, principal)
+            if isinstance(found, str):
+                await self._forward_post(
+                    found, session_id, headers, body, message, receive, send, principal
+                )
+                return
             state = found
             version = protocol_version(
                 headers,
@@ -563,6 +635,8 @@ class McpHttpApp:
                 self.event_store is not None
                 and state.handler.protocol_version in PRIMING_VERSIONS
             )
+        if self.cluster is not None and initialize is None:
+            await self._log_state(session_id, message)
         try:
             state.mux.feed(body, stream)
         except anyio.ClosedResourceError:
@@ -621,7 +695,15 @@ class McpHttpApp:
         if first is None or (isinstance(first, bytes) and stream.completed_by(first)):
             await _write_answer(stream, send, extra, None, first)
             return False
-        stored = await self._stored(state, stream)
+        try:
+            stored = await self._stored(state, stream)
+        except Exception as error:
+            if self.cluster is None or not unreachable(error):
+                raise
+            # The answer cannot be stored: send it as it comes, unresumable.
+            logger.warning("the event store is unreachable: %s", error)
+            await _write_answer(stream, send, extra, None, first)
+            return False
         listener = stored.attach()
         head = b""
         if prime:
@@ -641,6 +723,8 @@ class McpHttpApp:
             await stored.pump(first)
         finally:
             self._live.pop(stored.id, None)
+            if self.cluster is not None:
+                await self._end_stream(stored)
             if state.standalone is stored:
                 state.standalone = None
                 state.mux.close_standalone(stored.source)
@@ -654,7 +738,21 @@ class McpHttpApp:
     ) -> StoredStream:
         """A new resumable stream of `state`'s session fed by `stream`."""
         assert self.event_store is not None
-        stream_id = await self.event_store.create_stream(state.session_id)
+        if self.cluster is not None:
+            stream_id = await self.cluster.events.create_stream(
+                state.session_id,
+                writer=self.cluster.instance_id,
+                requests=stream.request_ids,
+            )
+        else:
+            stream_id = await self.event_store.create_stream(state.session_id)
+        return self._stored_as(state, stream, stream_id)
+
+    def _stored_as(
+        self, state: _LegacySession, stream: ResponseStream, stream_id: str
+    ) -> StoredStream:
+        """The resumable stream `stream_id` of `state`'s session fed by `stream`."""
+        assert self.event_store is not None
         stored = StoredStream(stream, self.event_store, stream_id, state.session_id)
         self._live[stream_id] = stored
         return stored
@@ -680,12 +778,17 @@ class McpHttpApp:
         state.task = self._spawn(connection.run(), context)
         return session_id, state
 
-    def _end(self, state: _LegacySession) -> None:
-        """Close a session's connection (its runner task then finishes)."""
+    def _end(self, state: _LegacySession, *, forget: bool = True) -> None:
+        """Close a session's connection (its runner task then finishes);
+        with `forget`, drop its streams (and, in a cluster, its record)."""
         state.mux.closed = True
         self._spawn(state.connection.aclose())
+        if not forget:
+            return
         if self.event_store is not None:
-            self._spawn(self.event_store.drop_owner(state.session_id))
+            self._spawn(_quietly(self.event_store.drop_owner(state.session_id)))
+        if self.cluster is not None:
+            self._spawn(_quietly(self.cluster.sessions.delete(state.session_id)))
 
     def _spawn(
         self,
@@ -867,9 +970,11 @@ class McpHttpApp:
         session_id = headers.get(SESSION_HEADER)
         if session_id is None:
             raise _refuse(400, "Bad Request: the Mcp-Session-Id header is required")
-        state = self.sessions.get(session_id, principal)
-        if state is None:
-            raise _refuse(404, "Session not found (unknown or expired)")
+        found = await self._find(session_id, principal)
+        if isinstance(found, str):
+            await self._forward_get(found, session_id, headers, receive, send)
+            return
+        state = found
         if self.event_store is not None:
             with self.sessions.use(session_id, principal):
                 last_event_id = headers.get(LAST_EVENT_ID_HEADER)
@@ -932,6 +1037,16 @@ class McpHttpApp:
             live.take_over(listener)
         head = b"".join(sse_event(event.id, event.message) for event in replay.events)
         extra = {SESSION_HEADER: state.session_id}
+        if (live is None or listener is None) and self.cluster is not None:
+            await self._relay_resumed(
+                replay.stream,
+                _resume_after(last_event_id, replay),
+                head,
+                send,
+                receive,
+                extra,
+            )
+            return
         if live is None or listener is None:
             await start_sse(send, extra)
             await send({"type": "http.response.body", "body": head, "more_body": False})
@@ -948,11 +1063,466 @@ class McpHttpApp:
         session_id = headers.get(SESSION_HEADER)
         if session_id is None or not is_valid_session_id(session_id):
             raise _refuse(400, "Bad Request: the Mcp-Session-Id header is required")
+        if self.cluster is not None and session_id not in self.sessions:
+            await self._delete_remote(self.cluster, session_id, principal)
+            await respond(send, 200, b"", None)
+            return
         state = self.sessions.close(session_id, principal)
         if state is None:
             raise _refuse(404, "Session not found (unknown or expired)")
         self._end(state)
         await respond(send, 200, b"", None)
+
+    # -- cluster (see "Several instances" in the module docstring) --
+
+    async def _join(self, cluster: Cluster) -> None:
+        if not cluster.started:
+            await cluster.start(self._serve_op)
+
+    async def _find(self, session_id: str, principal: object) -> _LegacySession | str:
+        """The session `session_id` of `principal`: the local one, or, in a
+        cluster, the id of the live instance serving it, else the session
+        rebuilt here from its state log (this instance claimed it).
+
+        Raises:
+            _Refused: 404, the session is unknown to `principal`.
+        """
+        state = self.sessions.get(session_id, principal)
+        cluster = self.cluster
+        if state is not None:
+            if cluster is not None:
+                self._touch(cluster, session_id)
+            return state
+        unknown = _refuse(404, "Session not found (unknown or expired)")
+        if (
+            cluster is None
+            or self._leaving
+            or not is_valid_session_id(session_id)
+            or session_id in self.sessions
+        ):
+            raise unknown
+        lock = self._locating.setdefault(session_id, asyncio.Lock())
+        try:
+            async with lock:
+                state = self.sessions.get(session_id, principal)
+                if state is not None:
+                    return state
+                await self._join(cluster)
+                route = await cluster.sessions.route(
+                    session_id, _digest(principal), cluster.instance_id
+                )
+                if route.kind == "unknown":
+                    raise unknown
+                if route.kind == "remote":
+                    return route.home
+                return await self._rebuild(cluster, session_id, principal, route.log)
+        finally:
+            if not lock.locked():
+                self._locating.pop(session_id, None)
+
+    def _touch(self, cluster: Cluster, session_id: str) -> None:
+        """Renew the session's record in Redis, at most every few seconds."""
+        now = time.monotonic()
+        if now - self._touched.get(session_id, -math.inf) < TOUCH_EVERY_S:
+            return
+        self._touched[session_id] = now
+        self._spawn(_quietly(cluster.sessions.touch(session_id)))
+
+    async def _announce(
+        self,
+        session_id: str,
+        state: _LegacySession,
+        principal: object,
+        initialize: Envelope,
+    ) -> None:
+        """Record a session just opened here in the cluster (this instance
+        its home); closed again when that fails."""
+        assert self.cluster is not None
+        cluster = self.cluster
+        state.handler.key = _session_key(session_id)
+        try:
+            await self._join(cluster)
+            await cluster.sessions.open(
+                session_id, _digest(principal), cluster.instance_id, _alone(initialize)
+            )
+        except BaseException:
+            closed = self.sessions.close(session_id, principal)
+            if closed is not None:
+                self._end(closed, forget=False)
+            raise
+
+    async def _log_state(self, session_id: str, message: Envelope | Batch) -> None:
+        """Keep the messages of `message` that change the session's state
+        in its log, each alone (a batch's other requests must not run again
+        when the session is rebuilt)."""
+        assert self.cluster is not None
+        items = message.items if isinstance(message, Batch) else [message]
+        for item in items:
+            if isinstance(item, Envelope) and item.method in STATE_METHODS:
+                await self.cluster.sessions.log(session_id, _alone(item))
+
+    async def _rebuild(
+        self, cluster: Cluster, session_id: str, principal: object, log: list[bytes]
+    ) -> _LegacySession:
+        """The session `session_id`, claimed by this instance: a fresh
+        connection that replays its state log (the answers discarded)."""
+        mux = SessionMux()
+        handler = self.session.handler()
+        handler.key = _session_key(session_id)
+        connection = Connection(mux, handler)
+        state = _LegacySession(mux, connection, handler, session_id=session_id)
+        context = contextvars.copy_context()
+        context.run(_principal.set, None)
+        state.task = self._spawn(connection.run(), context)
+        for entry in log:
+            await _replay_state(mux, entry)
+        try:
+            self.sessions.adopt(session_id, state, principal)
+        except SessionLimitError:
+            self._end(state, forget=False)
+            await cluster.sessions.release(session_id, cluster.instance_id)
+            raise _Refused(
+                HttpError(503, "Too many sessions; try again later"),
+                {"retry-after": "30"},
+            ) from None
+        logger.info("session %.8s... rebuilt on this instance", session_id)
+        return state
+
+    async def _forward_post(
+        self,
+        home: str,
+        session_id: str,
+        headers: HttpHeaders,
+        body: bytes,
+        message: Envelope | Batch,
+        receive: Any,
+        send: Any,
+        principal: object,
+    ) -> None:
+        """Serve a POST of a session another instance holds: hand it over
+        through that instance's inbox and relay the answer it stores. A
+        session that moved meanwhile is looked up again."""
+        assert self.cluster is not None
+        cluster = self.cluster
+        ids = _answer_ids(message)
+        extra = {SESSION_HEADER: session_id}
+        for _ in range(MOVES):
+            op = Op(
+                "post" if ids else "notify",
+                session_id,
+                body=body,
+                version=headers.get(PROTOCOL_VERSION_HEADER),
+                principal=_portable(principal),
+            )
+            if not ids:
+                await cluster.send(home, op)
+                replies = message.replies() if isinstance(message, Batch) else []
+                if replies:
+                    answer = b"[" + b",".join(replies) + b"]"
+                    await respond(send, 400, answer, "application/json", extra)
+                    return
+                await respond(send, 202, b"", None, extra)
+                return
+            op.stream = await cluster.events.create_stream(
+                session_id, writer=home, requests=ids
+            )
+            await cluster.send(home, op)
+            try:
+                await self._relay_answer(cluster, op.stream, ids, receive, send, extra)
+                return
+            except _Moved:
+                found = await self._find(session_id, principal)
+            if not isinstance(found, str):
+                await self._post_legacy(
+                    headers, body, message, receive, send, principal
+                )
+                return
+            home = found
+        raise _Refused(
+            HttpError(
+                503, "the session is moving; try again", ErrorCode.INTERNAL_ERROR
+            ),
+            RETRY,
+        )
+
+    async def _relay_answer(
+        self,
+        cluster: Cluster,
+        stream_id: str,
+        ids: frozenset[RequestId],
+        receive: Any,
+        send: Any,
+        extra: Mapping[str, str],
+    ) -> None:
+        """Answer a forwarded POST from its stored stream: JSON when its
+        first message completes it, else SSE with the stored event ids.
+
+        Raises:
+            _Refused: the home refused it (the same answer as here).
+            _Moved: the home left before serving it.
+        """
+        entries = self._tail(cluster, stream_id)
+        outcome: _Refused | _Moved | None = None
+        async with contextlib.aclosing(entries), anyio.create_task_group() as tasks:
+            tasks.start_soon(_watch_disconnect, receive, _nothing, tasks.cancel_scope)
+            outcome = await _relay(
+                entries, ResponseStream(ids), send, extra, self.retry_ms
+            )
+            tasks.cancel_scope.cancel()
+        if outcome is not None:
+            raise outcome
+
+    def _tail(
+        self, cluster: Cluster, stream_id: str, after: str = "0-0"
+    ) -> AsyncGenerator[Tailed]:
+        return cluster.events.tail(
+            stream_id,
+            after,
+            alive_prefix=cluster.alive_prefix,
+            block_s=cluster.block_s,
+            abandoned=_abandoned,
+        )
+
+    async def _forward_get(
+        self,
+        home: str,
+        session_id: str,
+        headers: HttpHeaders,
+        receive: Any,
+        send: Any,
+    ) -> None:
+        """A GET of a session another instance holds: a resume is replayed
+        from the store, then followed; a new stream is opened by the home
+        (replacing its previous one) and relayed."""
+        assert self.cluster is not None
+        cluster = self.cluster
+        extra = {SESSION_HEADER: session_id}
+        last_event_id = headers.get(LAST_EVENT_ID_HEADER)
+        if last_event_id:
+            try:
+                replay = await cluster.events.replay(last_event_id, session_id)
+            except (UnknownEventError, EventsEvictedError) as error:
+                raise _refuse(400, f"Cannot resume: {error}") from None
+            head = b"".join(sse_event(e.id, e.message) for e in replay.events)
+            after = _resume_after(last_event_id, replay)
+            await self._relay_resumed(replay.stream, after, head, send, receive, extra)
+            return
+        stream_id = await cluster.events.create_stream(session_id, writer=home)
+        await cluster.send(home, Op("get", session_id, stream=stream_id))
+        await self._relay_resumed(stream_id, "0-0", b": open\n\n", send, receive, extra)
+
+    async def _relay_resumed(
+        self,
+        stream_id: str,
+        after: str,
+        head: bytes,
+        send: Any,
+        receive: Any,
+        extra: Mapping[str, str],
+    ) -> None:
+        """Send `head`, then the stream's entries after `after` as they
+        come, to its end marker or until the client leaves."""
+        assert self.cluster is not None
+        entries = self._tail(self.cluster, stream_id, after)
+        await start_sse(send, extra)
+        if head:
+            await send({"type": "http.response.body", "body": head, "more_body": True})
+        async with contextlib.aclosing(entries), anyio.create_task_group() as tasks:
+            tasks.start_soon(_watch_disconnect, receive, _nothing, tasks.cancel_scope)
+            async for entry in entries:
+                if entry.kind == END:
+                    break
+                if entry.kind == "m":
+                    body = sse_event(entry.id, entry.value)
+                elif entry.kind == "p" and after == "0-0":
+                    body = sse_event(entry.id, None, self.retry_ms)
+                else:
+                    continue
+                await send(
+                    {"type": "http.response.body", "body": body, "more_body": True}
+                )
+            tasks.cancel_scope.cancel()
+        await send({"type": "http.response.body", "body": b"", "more_body": False})
+
+    async def _delete_remote(
+        self, cluster: Cluster, session_id: str, principal: object
+    ) -> None:
+        """DELETE of a session this instance does not hold: its home (if
+        alive) is told, and its record goes at once."""
+        if not is_valid_session_id(session_id):
+            raise _refuse(404, "Session not found (unknown or expired)")
+        await self._join(cluster)
+        route = await cluster.sessions.route(
+            session_id, _digest(principal), cluster.instance_id, claim=False
+        )
+        if route.kind == "unknown":
+            raise _refuse(404, "Session not found (unknown or expired)")
+        if route.kind == "remote":
+            await cluster.send(route.home, Op("delete", session_id))
+        await cluster.sessions.delete(session_id)
+        if route.kind != "remote":
+            await cluster.events.drop_owner(session_id)
+
+    async def _serve_op(self, op: Op) -> None:
+        """Do what another instance asks of a session held here (the
+        inbox reader calls this, in order: feeding is done before it
+        returns, longer work in tasks)."""
+        state = self.sessions.find(op.session)
+        if op.op == "delete":
+            if state is not None:
+                self.sessions.discard(op.session)
+                self._end(state)
+            return
+        if state is None or (self._leaving and op.op != "notify"):
+            await self._unplaced(op)
+            return
+        if op.op == "notify":
+            message = read_messages(op.body)
+            await self._log_state(op.session, message)
+            with contextlib.suppress(anyio.ClosedResourceError):
+                state.mux.feed(op.body, None)
+            for cancelled in cancelled_ids(message):
+                state.mux.cancelled(cancelled)
+        elif op.op == "get":
+            await self._open_forwarded_get(state, op)
+        elif op.op == "post":
+            await self._serve_forwarded_post(state, op)
+
+    async def _unplaced(self, op: Op) -> None:
+        """An op for a session not held here (any more): a POST is told to
+        look again (this instance is leaving) or that the session is gone;
+        a GET stream just ends."""
+        assert self.cluster is not None
+        if op.op == "post" and op.stream:
+            if self._leaving:
+                record = _Record(503, "moved", ErrorCode.INTERNAL_ERROR, moved=True)
+            else:
+                record = _Record(
+                    404, "Session not found (closed)", ErrorCode.INVALID_REQUEST
+                )
+            await self.cluster.events.end(op.stream, _encode_record(record))
+        elif op.op == "get" and op.stream:
+            await self.cluster.events.end(op.stream)
+        else:
+            logger.info("a %s op for a session not held here was dropped", op.op)
+
+    async def _serve_forwarded_post(self, state: _LegacySession, op: Op) -> None:
+        """A POST another instance took for a session held here: checked as
+        a local one, fed to the session, its answer stored."""
+        assert self.cluster is not None
+        events = self.cluster.events
+        message = read_messages(op.body)
+        headers = HttpHeaders(
+            {} if op.version is None else {PROTOCOL_VERSION_HEADER: op.version}
+        )
+        version = protocol_version(
+            headers,
+            self.session.legacy_versions,
+            negotiated=state.handler.protocol_version,
+        )
+        refused: HttpError | None = None
+        reply_id: RequestId | None = None
+        ids = _answer_ids(message)
+        taken = state.mux.in_flight(ids)
+        if isinstance(version, HttpError):
+            refused = version
+        elif isinstance(message, Batch) and not state.connection.allow_batches:
+            refused = HttpError(
+                400, "batches are not supported by the negotiated protocol revision"
+            )
+        elif taken:
+            refused = HttpError(400, f"request id {taken[0]!r} is already in flight")
+            reply_id = taken[0]
+        if refused is not None:
+            record = _Record(refused.status, refused.message, refused.code, reply_id)
+            await events.end(op.stream, _encode_record(record))
+            return
+        stream = ResponseStream(ids)
+        stream.principal = op.principal
+        stream.resumable = state.handler.protocol_version in PRIMING_VERSIONS
+        await self._log_state(op.session, message)
+        try:
+            state.mux.feed(op.body, stream)
+        except anyio.ClosedResourceError:
+            record = _Record(
+                404, "Session not found (closed)", ErrorCode.INVALID_REQUEST
+            )
+            await events.end(op.stream, _encode_record(record))
+            return
+        for cancelled in cancelled_ids(message):
+            state.mux.cancelled(cancelled)
+        stored = self._stored_as(state, stream, op.stream)
+        task = self._spawn(self._answer_forwarded(state, stored))
+        self._answering.add(task)
+        task.add_done_callback(self._answering.discard)
+
+    async def _answer_forwarded(
+        self, state: _LegacySession, stored: StoredStream
+    ) -> None:
+        """Store the answer of a forwarded POST: its first message alone
+        when it completes it (the forwarder answers JSON), else after a
+        priming event (2025-11-25, once it lingers), to its end."""
+        first: bytes | _Unread | None = UNREAD
+        if state.handler.protocol_version in PRIMING_VERSIONS:
+            with anyio.move_on_after(PRIME_AFTER_S):
+                first = await _next(stored.source)
+            if first == RELEASE:
+                first = UNREAD
+            if not isinstance(first, bytes) or not stored.source.completed_by(first):
+                await stored.prime()
+        await self._pump(state, stored, first if isinstance(first, bytes) else None)
+
+    async def _open_forwarded_get(self, state: _LegacySession, op: Op) -> None:
+        """The standalone stream opened through another instance: stored
+        into `op.stream`, replacing the previous one."""
+        current = state.standalone
+        if current is not None:
+            current.source.close()  # its pump stores what is queued, then ends
+        stream = ResponseStream()
+        state.mux.open_standalone(stream)
+        stored = self._stored_as(state, stream, op.stream)
+        state.standalone = stored
+        if state.handler.protocol_version in PRIMING_VERSIONS:
+            await stored.prime()
+        self._spawn(self._pump(state, stored))
+
+    async def _end_stream(self, stored: StoredStream) -> None:
+        """Mark a stored stream ended, answering with -32603 the requests
+        it still owed (their handlers did not finish)."""
+        assert self.cluster is not None
+        owed = [_abandoned(i) for i in sorted(stored.source.unanswered, key=repr)]
+        try:
+            await self.cluster.events.end(stored.id, messages=owed)
+        except Exception as error:  # readers then see the writer die
+            logger.warning("could not end stream %.8s...: %s", stored.id, error)
+
+    async def _leave(self, cluster: Cluster) -> None:
+        """Graceful shutdown in a cluster: release every session held here
+        (the next request rebuilds it elsewhere), send back the ops still in
+        the inbox (a POST's forwarder looks again), and let the requests in
+        flight finish, up to `CLOSE_TIMEOUT_S`, their answers stored."""
+        if not cluster.started:
+            return
+        self._leaving = True
+        for session_id in self.sessions.ids():
+            try:
+                await cluster.sessions.release(session_id, cluster.instance_id)
+            except Exception as error:
+                logger.warning(
+                    "could not release session %.8s...: %s", session_id, error
+                )
+        try:
+            ops = await cluster.stop_reading()
+        except Exception as error:
+            logger.warning("could not read the inbox: %s", error)
+            ops = []
+        for op in ops:
+            try:
+                await self._serve_op(op)
+            except Exception as error:
+                logger.warning("a %s op left unserved: %s", op.op, error)
+        if self._answering:
+            await asyncio.wait(set(self._answering), timeout=CLOSE_TIMEOUT_S)
 
 
 class _StreamPeer:
@@ -1159,6 +1729,169 @@ async def _send_stored(
     await send({"type": "http.response.body", "body": b"", "more_body": False})
 
 
+# --- cluster helpers ----------------------------------------------------------------
+
+STATE_METHODS = frozenset(
+    {
+        "notifications/initialized",
+        "logging/setLevel",
+        "resources/subscribe",
+        "resources/unsubscribe",
+    }
+)
+"""The messages that change a legacy session's state, kept in its log."""
+TOUCH_EVERY_S = 5.0
+"""How often an instance renews the record of a session it serves."""
+MOVES = 3
+"""How often a forwarded POST follows its session to another instance."""
+REBUILD_STEP_S = 10.0
+"""How long a rebuild waits for one logged request's answer."""
+RETRY = MappingProxyType({"retry-after": "1"})
+ABANDONED = (
+    "the server instance serving this request stopped before answering; send it again"
+)
+
+
+class _Moved(Exception):
+    """The home of a forwarded POST left before serving it: look again."""
+
+
+class _Record(msgspec.Struct, omit_defaults=True, array_like=True):
+    """A refusal stored in place of a forwarded POST's answer."""
+
+    status: int
+    message: str
+    code: int
+    reply_id: int | str | None = None
+    moved: bool = False
+
+
+_encode_record = msgspec.json.Encoder().encode
+_decode_record = msgspec.json.Decoder(_Record).decode
+
+
+def _outcome(value: bytes) -> _Refused | _Moved:
+    record = _decode_record(value)
+    if record.moved:
+        return _Moved()
+    return _Refused(
+        HttpError(record.status, record.message, record.code), reply_id=record.reply_id
+    )
+
+
+async def _relay(
+    entries: AsyncIterator[Tailed],
+    probe: ResponseStream,
+    send: Any,
+    extra: Mapping[str, str],
+    retry_ms: int | None,
+) -> _Refused | _Moved | None:
+    """Write a forwarded POST's answer from its entries (see
+    `McpHttpApp._relay_answer`); a refusal is returned, to raise."""
+    streaming = False
+    async for entry in entries:
+        if entry.kind == REFUSAL:
+            return _outcome(entry.value)
+        if entry.kind == END:
+            break
+        if entry.kind == "p":
+            body = sse_event(entry.id, None, retry_ms)
+        elif entry.kind == "m":
+            if probe.completed_by(entry.value) and not streaming:
+                await respond(send, 200, entry.value, "application/json", extra)
+                return None
+            body = sse_event(entry.id, entry.value)
+        else:
+            continue
+        if not streaming:
+            await start_sse(send, extra)
+            streaming = True
+        await send({"type": "http.response.body", "body": body, "more_body": True})
+    if not streaming:  # ended before any message: the session closed
+        closed = HttpError(404, "Session not found (closed)")
+        await respond(send, 404, closed.body(), "application/json", extra)
+        return None
+    await send({"type": "http.response.body", "body": b"", "more_body": False})
+    return None
+
+
+def _abandoned(request: RequestId) -> bytes:
+    return error_reply(request, RpcError(ErrorCode.INTERNAL_ERROR, ABANDONED))
+
+
+def _nothing() -> None:
+    pass
+
+
+async def _quietly(work: Awaitable[object]) -> None:
+    """Run `work`, logging (not raising) a failure: background upkeep."""
+    try:
+        await work
+    except Exception as error:
+        logger.warning("cluster upkeep failed: %s", error)
+
+
+def _digest(principal: object) -> bytes:
+    return principal_digest(principal)
+
+
+def _portable(principal: object) -> Any:
+    """The principal's binding as builtins, to send to another instance
+    (None when it has none such)."""
+    try:
+        return msgspec.to_builtins(principal_binding(principal))
+    except TypeError:
+        return None
+
+
+def _session_key(session_id: str) -> str:
+    """The key of a session's connection (the owner of its anonymous tasks),
+    the same on every instance."""
+    digest = hashlib.sha256(b"mcp-session-key\0" + session_id.encode()).digest()
+    return base64.urlsafe_b64encode(digest[:16]).decode().rstrip("=")
+
+
+def _alone(item: Envelope) -> bytes:
+    """One request or notification, encoded alone."""
+    parts = [b'{"jsonrpc":"2.0"']
+    if not isinstance(item.id, UnsetType):
+        parts.append(b',"id":' + msgspec.json.encode(item.id))
+    parts.append(b',"method":' + msgspec.json.encode(item.method))
+    if len(item.params):
+        parts.append(b',"params":' + bytes(item.params))
+    return b"".join(parts) + b"}"
+
+
+async def _replay_state(mux: SessionMux, raw: bytes) -> None:
+    """Feed one logged message to a session being rebuilt; a request's
+    answer is awaited, then dropped."""
+    try:
+        message = read_messages(raw)
+    except BadMessage:
+        return
+    if not isinstance(message, Envelope):
+        return
+    the_id = request_id(message)
+    if the_id is None:
+        mux.feed(raw, None)
+        return
+    stream = ResponseStream(frozenset({the_id}))
+    mux.feed(raw, stream)
+    try:
+        with anyio.move_on_after(REBUILD_STEP_S):
+            await _next(stream)
+    finally:
+        mux.forget(stream)
+
+
+def _resume_after(last_event_id: str, replay: Replay) -> str:
+    """The stream position a resume goes on from: its last replayed event,
+    else the client's."""
+    newest = replay.events[-1].id if replay.events else last_event_id
+    parsed = parse_event_id(newest)
+    return "0-0" if parsed is None else parsed[1]
+
+
 def _unlisted(connection: Handler) -> Handler:
     """`connection` for an anonymous stateless caller: `tasks/list` is
     -32601 and `initialize` declares no `tasks.list` (2025-11-25: receivers
@@ -1276,8 +2009,9 @@ def http_app(
 
     `redis` (a URL; None: none; left out: `$MCP_REDIS_URL` when set) makes
     this one instance of several on that Redis: the session shares its keys
-    and tasks (`protocol.redis_switch.share_redis`) and the streams' events
-    are kept there (see `redis_parts`); keys under `redis_prefix`."""
+    and tasks (`protocol.redis_switch.share_redis`) and legacy sessions and
+    their streams are served by any instance (a `Cluster`; see
+    `redis_parts`); keys under `redis_prefix`."""
     url = resolve_redis_url(redis)
     if url is not None:
         options.update(redis_parts(session, url, redis_prefix, options))
@@ -1302,19 +2036,15 @@ def redis_parts(
     session: ServerSession, url: str, prefix: str, options: Mapping[str, Any]
 ) -> dict[str, Any]:
     """What `McpHttpApp` takes to run on the Redis at `url`, besides
-    `options`: the session shares keys and tasks there, and a resumable,
-    stateful app keeps its events in a `RedisEventStore` (under
-    `<prefix>events:`) unless `options` name an event store."""
+    `options`: the session shares keys and tasks there, and a stateful app
+    joins the `Cluster` of every instance on that Redis and prefix (unless
+    `options` bring one), whose event store it then uses."""
     share_redis(session, url, prefix=prefix)
-    parts: dict[str, Any] = {}
-    wants_events = options.get("resumable", True) and not options.get("stateless")
-    if wants_events and options.get("event_store") is None:
-        from mcp_codegen_runtime.stores.redis_events import RedisEventStore
+    if options.get("stateless") or options.get("cluster") is not None:
+        return {}
+    from .cluster import Cluster
 
-        events = RedisEventStore(url, prefix=prefix + "events:")
-        session.on_close(events.aclose)
-        parts["event_store"] = events
-    return parts
+    return {"cluster": Cluster.from_url(url, prefix=prefix)}
 
 
 def serve_http(

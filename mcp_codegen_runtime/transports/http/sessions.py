@@ -200,6 +200,50 @@ class SessionRegistry(Generic[T]):
                 return
         raise SessionLimitError(cap)
 
+    def adopt(self, session_id: str, value: T, owner: object = None) -> None:
+        """Register a session under an id given elsewhere (a session of a
+        cluster rebuilt on this instance), as `create` does.
+
+        Raises:
+            SessionLimitError: as `create`.
+            ValueError: the id is invalid or already registered.
+        """
+        if not is_valid_session_id(session_id) or session_id in self._entries:
+            raise ValueError(f"cannot adopt session {session_id[:80]!r}")
+        now = self._clock()
+        self.sweep(now)
+        key = _Owner(owner)
+        cap = self.max_sessions_per_owner
+        if cap is not None and self._owned.get(key, 0) >= cap:
+            self._evict(key, cap)
+        if self.max_sessions is not None and len(self._entries) >= self.max_sessions:
+            raise SessionLimitError(self.max_sessions)
+        self._entries[session_id] = _Entry(value, now, key)
+        self._owned[key] = self._owned.get(key, 0) + 1
+
+    def find(self, session_id: str) -> T | None:
+        """The session's value whoever owns it, its idle time restarting
+        (for work whose caller was checked elsewhere); None when unknown."""
+        now = self._clock()
+        self.sweep(now)
+        entry = self._entries.get(session_id)
+        if entry is None:
+            return None
+        self._touch(session_id, entry, now)
+        return entry.value
+
+    def discard(self, session_id: str) -> T | None:
+        """Remove a session whoever owns it; its value, if there was one."""
+        entry = self._entries.get(session_id)
+        if entry is None:
+            return None
+        self._remove(session_id)
+        return entry.value
+
+    def ids(self) -> list[str]:
+        """The ids of the live sessions."""
+        return list(self._entries)
+
     def get(self, session_id: str, owner: object = None) -> T | None:
         """The session's value, its idle time restarting; None when the id is
         invalid, unknown, closed, expired or another owner's."""
