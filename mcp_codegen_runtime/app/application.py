@@ -50,6 +50,15 @@ and "required" is -32021. `task_start="explicit"` lets the tool gather input
 in ordinary `InputRequiredResult` rounds first and become a task when it
 calls `await ctx.start_task()`.
 
+Several instances on one Redis: `App(redis="redis://...")` (or
+`app.use_redis(url)`; by default `$MCP_REDIS_URL`, and `redis=None` turns
+it off whatever the environment says) keeps tasks in a `RedisTaskStore`
+(unless `task_store=` names another), takes the list-cursor, task-cursor and
+`requestState` keys from a secret every instance on that Redis shares (see
+`stores.redis_keys`), and, served over HTTP (`run("http")`, `asgi()`), runs
+the HTTP cluster on that Redis: its event store, legacy sessions served by
+any instance. `redis_prefix` ("mcp:") lets two deployments share one Redis.
+
 Scopes: `scopes=[...]` on a tool, resource, template or prompt names the
 OAuth scopes a caller needs to see it listed and to use it (see `access.py`;
 served over HTTP with `auth=`, a call without them is 403
@@ -69,6 +78,14 @@ import msgspec
 
 from ..errors import ErrorCode, InvalidParamsError, RpcError
 from ..protocol.extensions import missing_extension, negotiated
+from ..protocol.redis_switch import (
+    DEFAULT_PREFIX,
+    FROM_ENV,
+    FromEnv,
+    check_redis,
+    resolve_redis_url,
+    share_redis,
+)
 from ..protocol.tasks.limits import RATE_LIMITED
 from .access import ScopeTable, insufficient_scope
 from .calls import DEFAULT_MAX_THREADS, call, runs_in_thread
@@ -83,6 +100,7 @@ if TYPE_CHECKING:
 
     from mcp_codegen_runtime.protocol.extensions import Extension
     from mcp_codegen_runtime.protocol.session import ServerSession
+    from mcp_codegen_runtime.stores.redis_keys import RedisKeys
     from mcp_codegen_runtime.stores.tasks import TaskRecord, TaskStore
 
 __all__ = ["App"]
@@ -114,6 +132,10 @@ class App:
             `min_ttl_ms`, `max_ttl_ms`, `poll_interval_ms`,
             `max_active_per_owner`, `max_active_total`, `rate`, `burst`,
             `page_size`...).
+        redis: the Redis every instance of this server shares (see the
+            module docstring): a URL; None for none; left out,
+            `$MCP_REDIS_URL` when set.
+        redis_prefix: put before every key this app keeps in Redis.
     """
 
     def __init__(
@@ -129,6 +151,8 @@ class App:
         max_threads: int = DEFAULT_MAX_THREADS,
         task_store: TaskStore | None = None,
         task_options: Mapping[str, Any] | None = None,
+        redis: str | FromEnv | None = FROM_ENV,
+        redis_prefix: str = DEFAULT_PREFIX,
     ) -> None:
         from mcp_codegen_runtime.protocol.tasks.manager import TaskManager
 
@@ -157,6 +181,26 @@ class App:
         self.tasks.add_listener(self._task_changed)
         self.extensions: list[Extension] = []
         """Extensions offered besides tasks (see `add_extension`)."""
+        self.redis_url: str | None = None
+        """The Redis shared with the other instances (None: none)."""
+        self.redis_prefix = redis_prefix
+        url = resolve_redis_url(redis)
+        if url is not None:
+            self.use_redis(url)
+
+    def use_redis(self, url: str, *, prefix: str | None = None) -> None:
+        """Share tasks, keys and (over HTTP) sessions with every instance on
+        the Redis at `url` (see the module docstring); call it before
+        serving. Tasks go to a `RedisTaskStore` under `<prefix>tasks:`
+        unless the app was given a `task_store`."""
+        self.redis_url = url
+        if prefix is not None:
+            self.redis_prefix = prefix
+        if self.tasks.default_store:
+            from mcp_codegen_runtime.stores.redis_tasks import RedisTaskStore
+
+            store = RedisTaskStore(url, prefix=self.redis_prefix + "tasks:")
+            self.tasks.use_store(store)
 
     # -- registration --
 
@@ -723,7 +767,7 @@ class App:
         # The sessions share the app's tasks: each holds the manager, so only
         # the last one to close stops it.
         self.tasks.hold()
-        return AppSession(
+        session = AppSession(
             self.changes,
             handlers_for(self),
             name=self.name,
@@ -737,15 +781,35 @@ class App:
             task_start=self.task_start,
             extensions=self.extensions,
         )
+        if self.redis_url is not None:
+            share_redis(
+                session,
+                self.redis_url,
+                prefix=self.redis_prefix,
+                also=self._share_cursor_key,
+            )
+        return session
+
+    async def _share_cursor_key(self, keys: RedisKeys) -> None:
+        from mcp_codegen_runtime.stores.redis_keys import LIST_CURSOR
+
+        self._cursor_key = await keys.key(LIST_CURSOR)
 
     def asgi(self, **options: Any) -> Any:
         """The app as an ASGI application (Streamable HTTP at `/mcp`);
-        `auth=` (a `ResourceServer`) protects it."""
+        `auth=` (a `ResourceServer`) protects it. `options` go to `http_app`
+        (the app's Redis, if any, among them)."""
         from ..transports.http.server import http_app
 
+        self._http_options(options)
+        return http_app(self.session(), **options)
+
+    def _http_options(self, options: dict[str, Any]) -> None:
         options.setdefault("tool_input_schema", self.tool_input_schema)
         options.setdefault("required_scopes", self.scopes_for)
-        return http_app(self.session(), **options)
+        # The app's own choice, None included: the environment was read once.
+        options.setdefault("redis", self.redis_url)
+        options.setdefault("redis_prefix", self.redis_prefix)
 
     def run(
         self,
@@ -760,18 +824,20 @@ class App:
         a `ResourceServer`, protects it).
 
         `options` go to `serve_stdio` (`max_in_flight`, `max_line_length`)
-        or to `serve_http`."""
+        or to `serve_http`. With Redis (`use_redis`), a Redis that cannot be
+        reached stops the start with one line naming it (`SystemExit`)."""
         if transport == "stdio":
             import functools
 
             import anyio
 
+            if self.redis_url is not None:
+                check_redis(self.redis_url, prefix=self.redis_prefix)
             anyio.run(functools.partial(self.serve_stdio, **options))
         elif transport == "http":
             from ..transports.http.server import serve_http
 
-            options.setdefault("tool_input_schema", self.tool_input_schema)
-            options.setdefault("required_scopes", self.scopes_for)
+            self._http_options(options)
             serve_http(self.session(), host=host, port=port, **options)
         else:
             raise ValueError(f"unknown transport {transport!r}: use stdio or http")

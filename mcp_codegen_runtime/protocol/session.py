@@ -58,6 +58,10 @@ Decisions worth knowing:
   answered `CreateTaskResult`; the session answers `tasks/get`,
   `tasks/result`, `tasks/list` and `tasks/cancel` itself (`tasks/wire2025.py`)
   for the task's owner (the principal, else this connection).
+- Start-up work (`on_start`, e.g. loading keys shared through Redis) runs
+  once, before the first message is served (`start`; a transport may call it
+  earlier to fail fast); when it fails the message is answered with its
+  error and the next message tries again.
 """
 
 from __future__ import annotations
@@ -71,6 +75,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
+import anyio
 import msgspec
 
 from mcp_codegen_runtime.codec.wire import (
@@ -126,10 +131,11 @@ from .tasks.owner import owner_of
 from .tasks.wire2026 import TASKS, TasksExtension
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Collection, Iterator, Sequence
+    from collections.abc import Awaitable, Callable, Collection, Iterator, Sequence
     from types import ModuleType
 
     from mcp_codegen_runtime.codec.spec import Handlers
+    from mcp_codegen_runtime.stores.redis_keys import RedisKeys
     from mcp_codegen_runtime.stores.tasks import TaskRecord
 
     from .extensions import Extension
@@ -443,6 +449,9 @@ class ServerSession:
         self.discover_ttl_ms = discover_ttl_ms
         self.list_changed = list_changed
         self.sealer = RequestStateSealer(state_key, ttl_s=state_ttl_s)
+        self._start_steps: list[Callable[[], Awaitable[None]]] = []
+        self._start_lock = anyio.Lock()
+        self._close_steps: list[Callable[[], Awaitable[None]]] = []
         self.tasks = tasks
         """The task engine (None: the session runs no tasks)."""
         self.task_requests: frozenset[str] = (
@@ -533,6 +542,38 @@ class ServerSession:
         )
 
     _released = False
+    redis_keys: RedisKeys | None = None
+    """The keys shared through Redis (`redis_switch.share_redis`), if any."""
+    started = False
+    """Whether every start-up step (`on_start`) has run."""
+
+    def on_start(self, step: Callable[[], Awaitable[None]]) -> None:
+        """Run `step` once before the session serves its first message (or
+        at `start`); a failed step runs again at the next message."""
+        self._start_steps.append(step)
+        self.started = False
+
+    async def start(self) -> None:
+        """Run the start-up steps not run yet, in order, once each.
+
+        Raises:
+            Exception: the first step that failed (the later ones wait).
+        """
+        async with self._start_lock:
+            while self._start_steps:
+                await self._start_steps[0]()
+                self._start_steps.pop(0)
+            self.started = True
+
+    def on_close(self, step: Callable[[], Awaitable[None]]) -> None:
+        """Run `step` when the session closes (`aclose`), e.g. to close a
+        store made for it."""
+        self._close_steps.append(step)
+
+    def use_state_key(self, key: bytes) -> None:
+        """Seal `requestState` with `key` (32 bytes) from now on, e.g. one
+        shared by every instance; tokens sealed before are refused."""
+        self.sealer = RequestStateSealer(key, ttl_s=self.sealer.ttl_s)
 
     async def aclose(self) -> None:
         """Stop the session's background work: release its task manager,
@@ -541,6 +582,9 @@ class ServerSession:
         if self.tasks is not None and not self._released:
             self._released = True
             await self.tasks.release()
+        steps, self._close_steps = self._close_steps, []
+        for step in steps:
+            await step()
 
     def handler(self) -> ServerConnection:
         """A fresh handler for one connection (pass it to `Connection`)."""
@@ -650,6 +694,8 @@ class ServerConnection:
 
     async def __call__(self, method: str, params: bytes | None) -> bytes | None:
         session = self.session
+        if not session.started:
+            await session.start()
         probe = _probe(params)
         version = _modern_version(probe) if session.modern_versions else None
         if version is not None:

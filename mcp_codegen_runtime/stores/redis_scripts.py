@@ -1,14 +1,55 @@
 """What the Redis stores share: their connection (`RedisLink`), the typed slice
-of a redis-py client they use, and Lua scripts run by EVALSHA (each store
-operation is one atomic script)."""
+of a redis-py client they use, Lua scripts run by EVALSHA (each store
+operation is one atomic script), and the error of a Redis out of reach.
+
+Every client a link makes has socket timeouts (`DEFAULT_TIMEOUT_S`, or the
+URL's own `socket_timeout` / `socket_connect_timeout` query parameters), so a
+Redis that stops answering fails a call instead of hanging it."""
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
-from typing import Any, Protocol, cast
+import re
+from typing import TYPE_CHECKING, Any, Protocol, cast
 
-__all__ = ["LuaScript", "RedisClient", "RedisLink"]
+from ..errors import ErrorCode, RpcError
+
+if TYPE_CHECKING:
+    from collections.abc import Generator
+
+__all__ = [
+    "DEFAULT_TIMEOUT_S",
+    "LuaScript",
+    "RedisClient",
+    "RedisLink",
+    "StoreUnreachableError",
+    "redacted",
+]
+
+DEFAULT_TIMEOUT_S = 5.0
+"""Seconds a link's client waits to connect, and for each reply."""
+
+
+class StoreUnreachableError(RpcError):
+    """A store could not reach its Redis: answered -32603 with a message
+    saying so (the cause, without credentials, is in the message)."""
+
+    def __init__(self, kind: str, url: str, cause: BaseException) -> None:
+        detail = str(cause) or type(cause).__name__
+        self.detail = detail
+        """What went wrong (the client's words)."""
+        super().__init__(
+            ErrorCode.INTERNAL_ERROR,
+            f"the {kind} store is unreachable (Redis at {redacted(url)}): {detail}",
+        )
+        self.url = url
+
+
+def redacted(url: str) -> str:
+    """`url` without its password (`redis://user:***@host`)."""
+    return re.sub(r"^([a-z+]+://[^:/@]*):[^@/]*@", r"\1:***@", url)
 
 
 class RedisClient(Protocol):
@@ -52,6 +93,9 @@ class RedisLink:
         options: for a client made from the URL (`socket_timeout`...).
         store: the store's name, for errors ("RedisTaskStore").
         kind: what the store keeps, for errors ("task").
+        timeout_s: the socket timeouts of a client made here (the URL's
+            query parameters win, and `options` over them); None waits
+            forever.
     """
 
     def __init__(
@@ -60,9 +104,12 @@ class RedisLink:
         store: str,
         kind: str,
         options: dict[str, Any] | None = None,
+        *,
+        timeout_s: float | None = DEFAULT_TIMEOUT_S,
     ) -> None:
         self._options = dict(options or {})
         self._url: str | None = target if isinstance(target, str) else None
+        self.timeout_s = timeout_s
         self._client: RedisClient | None = (
             None if isinstance(target, str) else cast("RedisClient", target)
         )
@@ -89,12 +136,39 @@ class RedisLink:
             from redis.asyncio.connection import parse_url
 
             assert self._url is not None
-            settings: dict[str, Any] = dict(parse_url(self._url))
+            settings: dict[str, Any] = {
+                "socket_timeout": self.timeout_s,
+                "socket_connect_timeout": self.timeout_s,
+            }
+            settings.update(parse_url(self._url))
             settings.update(self._options)
             pool = ConnectionPool(**settings)
             client = Redis.from_pool(pool)  # closing the client closes the pool
             self._client = cast("RedisClient", client)
         return self._client
+
+    @property
+    def url(self) -> str:
+        """The URL, or the given client's own address, for messages."""
+        if self._url is not None:
+            return self._url
+        pool: Any = getattr(self._client, "connection_pool", None)
+        kwargs: Any = getattr(pool, "connection_kwargs", {})
+        return f"redis://{kwargs.get('host', '?')}:{kwargs.get('port', '?')}"
+
+    @contextlib.contextmanager
+    def guard(self) -> Generator[None]:
+        """Turn a failure to reach Redis (refused, reset, timed out) into
+        `StoreUnreachableError`."""
+        from redis.exceptions import (
+            ConnectionError as RedisConnectionError,
+            TimeoutError as RedisTimeoutError,
+        )
+
+        try:
+            yield
+        except (RedisConnectionError, RedisTimeoutError, OSError) as exc:
+            raise StoreUnreachableError(self._kind, self.url, exc) from exc
 
     async def aclose(self) -> None:
         """Close the client made here (not one given); later calls fail."""

@@ -50,7 +50,7 @@ from typing import TYPE_CHECKING, Any
 
 import msgspec
 
-from .redis_scripts import LuaScript, RedisClient, RedisLink
+from .redis_scripts import DEFAULT_TIMEOUT_S, LuaScript, RedisClient, RedisLink
 from .tasks import ACTIVE_STATUSES, TaskExistsError, TaskRecord, check_changes
 
 if TYPE_CHECKING:
@@ -223,6 +223,11 @@ class RedisTaskStore:
             responses (`decode_responses=False`, the default).
         prefix: put before every key, to share one Redis among stores.
         clock: Unix seconds now (tests pass their own).
+        timeout_s: the socket timeouts of a client made from a URL.
+
+    A Redis out of reach (refused, reset, no reply within the timeout) makes
+    an operation raise `StoreUnreachableError` (an `RpcError`, -32603, whose
+    message names the store and the URL), never hang.
     """
 
     def __init__(
@@ -231,8 +236,9 @@ class RedisTaskStore:
         *,
         prefix: str = DEFAULT_PREFIX,
         clock: Callable[[], float] = time.time,
+        timeout_s: float | None = DEFAULT_TIMEOUT_S,
     ) -> None:
-        self._link = RedisLink(target, "RedisTaskStore", "task")
+        self._link = RedisLink(target, "RedisTaskStore", "task", timeout_s=timeout_s)
         self.prefix = prefix.encode()
         self._clock = clock
         self._create = LuaScript(_CREATE)
@@ -272,13 +278,15 @@ class RedisTaskStore:
             fields += [b"_expires", at_s]
         keys = [self.task_key(record.task_id), index, self.expiry_key]
         args = [_number(now), at_ms, at_s, entry, _token(), *fields]
-        if not await self._create(await self._redis(), keys, args):
+        with self._link.guard():
+            created = await self._create(await self._redis(), keys, args)
+        if not created:
             raise TaskExistsError(record.task_id)
 
     async def get(self, task_id: str) -> TaskRecord | None:
-        client = await self._redis()
         args = [_number(self._clock())]
-        found = await self._get(client, [self.task_key(task_id)], args)
+        with self._link.guard():
+            found = await self._get(await self._redis(), [self.task_key(task_id)], args)
         return None if found is None else _decode_record(found)
 
     async def update(self, task_id: str, **changes: Any) -> TaskRecord | None:
@@ -286,7 +294,9 @@ class RedisTaskStore:
         args: list[Any] = [_number(self._clock()), _token()]
         for name, value in changes.items():
             args += [name, _encode(value)]
-        found = await self._update(await self._redis(), [self.task_key(task_id)], args)
+        with self._link.guard():
+            client = await self._redis()
+            found = await self._update(client, [self.task_key(task_id)], args)
         return None if found is None else _decode_record(found)
 
     async def list(
@@ -300,7 +310,8 @@ class RedisTaskStore:
             b"" if after is None else after.encode(),
             limit,
         ]
-        found = await self._list(await self._redis(), [self.index_key(owner)], args)
+        with self._link.guard():
+            found = await self._list(await self._redis(), [self.index_key(owner)], args)
         return [_decode_record(item) for item in found]
 
     async def purge_expired(self) -> int:
@@ -308,7 +319,8 @@ class RedisTaskStore:
         deleted = 0
         while True:
             args = [_number(self._clock()), _PURGE_BATCH, self.prefix + b"task:"]
-            gone, seen = await self._purge(client, [self.expiry_key], args)
+            with self._link.guard():
+                gone, seen = await self._purge(client, [self.expiry_key], args)
             deleted += int(gone)
             if int(seen) < _PURGE_BATCH:
                 return deleted

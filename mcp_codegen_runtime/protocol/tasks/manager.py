@@ -152,7 +152,10 @@ class TaskManager:
         self.page_size = page_size
         self.purge_interval_s = purge_interval_s
         self.recheck_s = recheck_s
-        self._cursor_key = cursor_key or os.urandom(32)
+        self.cursor_key = cursor_key or os.urandom(32)
+        """The key signing `list` cursors (set it to share one)."""
+        self.default_store = store is None
+        """Whether the store is the in-memory one made here."""
         self._running: dict[str, asyncio.Task[None]] = {}
         self._active: dict[str | None, int] = {}
         self._active_total = 0
@@ -169,6 +172,19 @@ class TaskManager:
 
     async def __aexit__(self, *_: object) -> None:
         await self.aclose()
+
+    def use_store(self, store: TaskStore) -> None:
+        """Keep tasks in `store` from now on (set up before serving: tasks
+        kept so far stay behind); the manager closes it with itself.
+
+        Raises:
+            RuntimeError: tasks are running.
+        """
+        if self._running:
+            raise RuntimeError("the task store cannot change while tasks run")
+        self.store = store
+        self._owns_store = True
+        self.default_store = False
 
     # -- the public API --
 
@@ -569,7 +585,7 @@ class TaskManager:
         import hmac
 
         signed = msgspec.json.encode([owner]) + body
-        return hmac.new(self._cursor_key, signed, hashlib.sha256).digest()[:16]
+        return hmac.new(self.cursor_key, signed, hashlib.sha256).digest()[:16]
 
     def _seal_cursor(self, owner: str | None, task_id: str) -> str:
         body = task_id.encode()

@@ -119,13 +119,24 @@ async def start_sse(
 
 
 async def serve_lifespan(
-    receive: Receive, send: Send, on_shutdown: Callable[[], Awaitable[None]]
+    receive: Receive,
+    send: Send,
+    on_shutdown: Callable[[], Awaitable[None]],
+    on_startup: Callable[[], Awaitable[None]] | None = None,
 ) -> None:
-    """Answer the ASGI lifespan protocol: nothing to start; `on_shutdown()`
-    before confirming shutdown."""
+    """Answer the ASGI lifespan protocol: `on_startup()` before confirming
+    start-up (an exception fails it, with its message, and ends the
+    protocol), `on_shutdown()` before confirming shutdown."""
     while True:
         message = await receive()
         if message["type"] == "lifespan.startup":
+            if on_startup is not None:
+                try:
+                    await on_startup()
+                except Exception as exc:
+                    failed = {"type": "lifespan.startup.failed", "message": str(exc)}
+                    await send(failed)
+                    return
             await send({"type": "lifespan.startup.complete"})
         elif message["type"] == "lifespan.shutdown":
             await on_shutdown()

@@ -92,6 +92,14 @@ from mcp_codegen_runtime.protocol.meta import (
     META_CLIENT_CAPABILITIES,
     META_PROTOCOL_VERSION,
 )
+from mcp_codegen_runtime.protocol.redis_switch import (
+    DEFAULT_PREFIX as REDIS_PREFIX,
+    FROM_ENV,
+    FromEnv,
+    check_redis,
+    resolve_redis_url,
+    share_redis,
+)
 from mcp_codegen_runtime.protocol.request_state import (
     principal_binding,
     principal_digest,
@@ -168,6 +176,7 @@ __all__ = [
     "close_sse_stream",
     "http_app",
     "http_principal",
+    "redis_parts",
     "serve_http",
 ]
 
@@ -191,6 +200,8 @@ TASKS_LIST = "tasks/list"
 HEALTH_BODY = b'{"status":"ok"}'
 CLOSE_TIMEOUT_S = 5.0
 """Seconds `McpHttpApp.aclose` waits for its sessions' tasks to finish."""
+DEFAULT_SHUTDOWN_TIMEOUT_S = 5.0
+"""Seconds `serve_http` lets open responses run once stopping."""
 INITIALIZE = "initialize"
 MODERN_ERROR_STATUS: Mapping[int, int] = MappingProxyType(
     {
@@ -389,7 +400,7 @@ class McpHttpApp:
 
     async def _serve(self, scope: Scope, receive: Any, send: Any) -> None:
         if scope["type"] == "lifespan":
-            await serve_lifespan(receive, send, self.aclose)
+            await serve_lifespan(receive, send, self.aclose, self._start)
             return
         if scope["type"] != "http":
             return
@@ -440,6 +451,14 @@ class McpHttpApp:
             )
             await respond(send, 503, refused.body(), "application/json", RETRY)
 
+    async def _start(self) -> None:
+        """Lifespan start-up: the session's start-up steps (keys shared
+        through Redis), and, in a cluster, joining it; a Redis out of reach
+        fails the start."""
+        await self.session.start()
+        if self.cluster is not None:
+            await self._join(self.cluster)
+
     async def aclose(self) -> None:
         """End every legacy session, and wait up to `CLOSE_TIMEOUT_S` for
         their runners and closers to finish (those still running are then
@@ -450,13 +469,12 @@ class McpHttpApp:
         for _, state in self.sessions.close_all():
             self._end(state, forget=self.cluster is None)
         await self.session.aclose()
-        if not self._tasks:
-            return
-        _, pending = await asyncio.wait(set(self._tasks), timeout=CLOSE_TIMEOUT_S)
-        for task in pending:
-            task.cancel()
-        if pending:
-            logger.warning("%d legacy session tasks were cancelled", len(pending))
+        if self._tasks:
+            _, pending = await asyncio.wait(set(self._tasks), timeout=CLOSE_TIMEOUT_S)
+            for task in pending:
+                task.cancel()
+            if pending:
+                logger.warning("%d legacy session tasks were cancelled", len(pending))
         if self.cluster is not None:
             await self.cluster.aclose()
 
@@ -1977,6 +1995,8 @@ def http_app(
     path: str = "/mcp",
     policy: SecurityPolicy | None = None,
     legacy_sse: bool = True,
+    redis: str | FromEnv | None = FROM_ENV,
+    redis_prefix: str = REDIS_PREFIX,
     **options: Any,
 ) -> Any:
     """The ASGI app `serve_http` runs: `McpHttpApp` at `path`, and, with
@@ -1985,7 +2005,16 @@ def http_app(
     clients. `options` go to `McpHttpApp`; an `authenticate` hook or `auth`
     layer among them protects HTTP+SSE too (as do `required_scopes` and
     `max_sessions_per_principal`), and the layer's routes (the protected
-    resource metadata) come first."""
+    resource metadata) come first.
+
+    `redis` (a URL; None: none; left out: `$MCP_REDIS_URL` when set) makes
+    this one instance of several on that Redis: the session shares its keys
+    and tasks (`protocol.redis_switch.share_redis`) and legacy sessions and
+    their streams are served by any instance (a `Cluster`; see
+    `redis_parts`); keys under `redis_prefix`."""
+    url = resolve_redis_url(redis)
+    if url is not None:
+        options.update(redis_parts(session, url, redis_prefix, options))
     guards = policy or SecurityPolicy.for_bind("127.0.0.1", 0)
     app: Any = McpHttpApp(session, path=path, policy=guards, **options)
     auth: HttpAuth | None = options.get("auth")
@@ -2003,6 +2032,21 @@ def http_app(
     return app if auth is None else auth.mount(app)
 
 
+def redis_parts(
+    session: ServerSession, url: str, prefix: str, options: Mapping[str, Any]
+) -> dict[str, Any]:
+    """What `McpHttpApp` takes to run on the Redis at `url`, besides
+    `options`: the session shares keys and tasks there, and a stateful app
+    joins the `Cluster` of every instance on that Redis and prefix (unless
+    `options` bring one), whose event store it then uses."""
+    share_redis(session, url, prefix=prefix)
+    if options.get("stateless") or options.get("cluster") is not None:
+        return {}
+    from .cluster import Cluster
+
+    return {"cluster": Cluster.from_url(url, prefix=prefix)}
+
+
 def serve_http(
     session: ServerSession,
     *,
@@ -2011,6 +2055,9 @@ def serve_http(
     path: str = "/mcp",
     log_level: str = "warning",
     legacy_sse: bool = True,
+    shutdown_timeout_s: float | None = DEFAULT_SHUTDOWN_TIMEOUT_S,
+    redis: str | FromEnv | None = FROM_ENV,
+    redis_prefix: str = REDIS_PREFIX,
     **options: Any,
 ) -> None:
     """Serve `session` over HTTP with uvicorn until interrupted (see `http_app`).
@@ -2018,19 +2065,35 @@ def serve_http(
     Binds 127.0.0.1 unless told otherwise; the security policy follows the
     bind address (`SecurityPolicy.for_bind`). `options` go to `McpHttpApp`.
     Every revision is built before the server listens, so no client's first
-    request pays for it.
+    request pays for it. Once stopping, uvicorn waits at most
+    `shutdown_timeout_s` (None: forever) for open responses (a standalone
+    or HTTP+SSE stream never ends by itself) before it cancels them.
+
+    With `redis` (see `http_app`), a Redis that cannot be reached stops the
+    start with one line naming it (`SystemExit`), before anything listens.
     """
     import uvicorn
 
+    url = resolve_redis_url(redis)
+    if url is not None:
+        check_redis(url, prefix=redis_prefix)
     session.prepare()
     options.setdefault("policy", SecurityPolicy.for_bind(host, port))
-    app = http_app(session, path=path, legacy_sse=legacy_sse, **options)
+    app = http_app(
+        session,
+        path=path,
+        legacy_sse=legacy_sse,
+        redis=url,
+        redis_prefix=redis_prefix,
+        **options,
+    )
     uvicorn.run(
         app,
         host=host,
         port=port,
         log_level=log_level,
         lifespan="on",
-        # Standalone and HTTP+SSE streams never end by themselves.
-        timeout_graceful_shutdown=5,
+        timeout_graceful_shutdown=(
+            None if shutdown_timeout_s is None else math.ceil(shutdown_timeout_s)
+        ),
     )
