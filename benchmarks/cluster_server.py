@@ -43,13 +43,8 @@ NAME_SCHEMA: dict[str, Any] = {
 
 def build(name: str, redis: str | None = None, prefix: str = "mcp:") -> App:
     """The instance's app (see the module docstring)."""
-    if redis is not None and not _has_switch():
-        app = _app_before_switch(redis, prefix)
-    else:
-        options: dict[str, Any] = {}
-        if redis is not None:
-            options.update(redis=redis, redis_prefix=prefix)
-        app = App("cluster-test", version="1.0", **options)
+    # redis=None explicitly: a memory instance ignores $MCP_REDIS_URL.
+    app = App("cluster-test", version="1.0", redis=redis, redis_prefix=prefix)
 
     @app.tool()
     def echo(message: str) -> str:
@@ -90,39 +85,6 @@ def build(name: str, redis: str | None = None, prefix: str = "mcp:") -> App:
     return app
 
 
-_SHARED_KEY: list[bytes] = []
-
-
-def _has_switch() -> bool:
-    import inspect
-
-    return "redis" in inspect.signature(App).parameters
-
-
-def _app_before_switch(redis: str, prefix: str) -> App:
-    # TEMPORARY, until branch `switch` lands: Redis tasks and one key shared
-    # through Redis, set by hand (2026 requests then work on any instance).
-    import os
-
-    import redis as redis_py
-
-    from mcp_codegen_runtime.stores.redis_tasks import RedisTaskStore
-
-    with redis_py.Redis.from_url(redis) as link:
-        link.set(f"{prefix}shared-key", os.urandom(32), nx=True)
-        key = link.get(f"{prefix}shared-key")
-    assert isinstance(key, bytes)
-    app = App(
-        "cluster-test",
-        version="1.0",
-        task_store=RedisTaskStore(redis, prefix=f"{prefix}tasks:"),
-        task_options={"cursor_key": key},
-    )
-    app._cursor_key = key  # pyright: ignore[reportPrivateUsage]
-    _SHARED_KEY[:] = [key]
-    return app
-
-
 def main(argv: Sequence[str] | None = None) -> None:
     """Serve one instance until SIGTERM or SIGINT."""
     parser = argparse.ArgumentParser(prog="python -m benchmarks.cluster_server")
@@ -133,21 +95,6 @@ def main(argv: Sequence[str] | None = None) -> None:
     args = parser.parse_args(argv)
     app = build(args.name, args.redis, args.prefix)
     print(f"ready {args.port}", flush=True)
-    if _SHARED_KEY:  # before `switch`: the session's sealing key by hand
-        from mcp_codegen_runtime.protocol.request_state import RequestStateSealer
-        from mcp_codegen_runtime.transports.http.cluster import Cluster
-        from mcp_codegen_runtime.transports.http.server import serve_http
-
-        session = app.session()
-        session.sealer = RequestStateSealer(_SHARED_KEY[0], ttl_s=600.0)
-        serve_http(
-            session,
-            port=args.port,
-            tool_input_schema=app.tool_input_schema,
-            required_scopes=app.scopes_for,
-            cluster=Cluster.from_url(args.redis, prefix=args.prefix),
-        )
-        return
     app.run("http", port=args.port)
 
 
