@@ -139,6 +139,10 @@ class ModernClient(HttpClient):
 def move(client: HttpClient, port: int) -> None:
     """Point a client's connection at another instance (its session kept)."""
     client.sock.close()
+    old = b"Host: 127.0.0.1:%d\r\n" % client.port
+    head = client._head  # pyright: ignore[reportPrivateUsage]
+    assert old in head
+    client._head = head.replace(old, b"Host: 127.0.0.1:%d\r\n" % port)
     client.port = port
     client.sock = client._connect()  # pyright: ignore[reportPrivateUsage]
 
@@ -219,6 +223,7 @@ METRICS = {
     "p50_us": "p50 µs",
     "p99_us": "p99 µs",
     "concurrent_req_per_s": f"{CONCURRENCY} clients req/s",
+    "instances_cpu_us_per_req_sequential": "instances CPU µs/req, seq.",
     "instances_cpu_us_per_req_concurrent": "instances CPU µs/req",
     "proxy_cpu_us_per_req_concurrent": "proxy CPU µs/req",
     "client_cpu_us_per_req_concurrent": "load client CPU µs/req",
