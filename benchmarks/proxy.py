@@ -29,6 +29,8 @@ answer reaches the client event by event. Decisions:
   one ends there, as if the server had closed it, so a client resumes it
   (GET with `Last-Event-ID`); one of a declared length is cut by closing the
   connection, which the client sees as a broken response.
+- Idle upstream connections are dropped after `KEEPALIVE_S`, before the
+  instances' own keep-alive timeout closes them under a request.
 - No timeout on reading an answer (SSE streams stay open for ever); connecting
   has `connect_timeout`.
 
@@ -73,6 +75,11 @@ is the upstream's)."""
 
 LANES = 16
 """httpx clients per upstream (see the module docstring)."""
+
+KEEPALIVE_S = 2.0
+"""How long an idle upstream connection is kept: shorter than uvicorn's 5 s,
+so the proxy never reuses one the instance is closing at that moment (which
+fails a request already sent: a 502)."""
 
 
 class _Body:
@@ -161,7 +168,11 @@ class RoundRobinProxy:
         """The client of upstream `index` for `lane` (made on first use)."""
         found = self._clients.get((index, lane))
         if found is None:
-            limits = httpx.Limits(max_connections=None, max_keepalive_connections=64)
+            limits = httpx.Limits(
+                max_connections=None,
+                max_keepalive_connections=64,
+                keepalive_expiry=KEEPALIVE_S,
+            )
             found = self._clients[index, lane] = httpx.AsyncClient(
                 timeout=self._timeout, limits=limits, verify=False  # plain HTTP
             )
