@@ -191,6 +191,9 @@ TASKS_LIST = "tasks/list"
 HEALTH_BODY = b'{"status":"ok"}'
 CLOSE_TIMEOUT_S = 5.0
 """Seconds `McpHttpApp.aclose` waits for its sessions' tasks to finish."""
+CANCELLED_GRACE_S = 1.0
+"""Seconds a cluster member then gives the tasks it cancelled to store the
+end of their streams."""
 INITIALIZE = "initialize"
 MODERN_ERROR_STATUS: Mapping[int, int] = MappingProxyType(
     {
@@ -450,13 +453,14 @@ class McpHttpApp:
         for _, state in self.sessions.close_all():
             self._end(state, forget=self.cluster is None)
         await self.session.aclose()
-        if not self._tasks:
-            return
-        _, pending = await asyncio.wait(set(self._tasks), timeout=CLOSE_TIMEOUT_S)
-        for task in pending:
-            task.cancel()
-        if pending:
-            logger.warning("%d legacy session tasks were cancelled", len(pending))
+        if self._tasks:
+            _, pending = await asyncio.wait(set(self._tasks), timeout=CLOSE_TIMEOUT_S)
+            for task in pending:
+                task.cancel()
+            if pending:
+                logger.warning("%d legacy session tasks were cancelled", len(pending))
+                if self.cluster is not None:  # let them end their streams
+                    await asyncio.wait(pending, timeout=CANCELLED_GRACE_S)
         if self.cluster is not None:
             await self.cluster.aclose()
 
@@ -1245,12 +1249,16 @@ class McpHttpApp:
         """
         entries = self._tail(cluster, stream_id)
         outcome: _Refused | _Moved | None = None
-        async with contextlib.aclosing(entries), anyio.create_task_group() as tasks:
-            tasks.start_soon(_watch_disconnect, receive, _nothing, tasks.cancel_scope)
-            outcome = await _relay(
-                entries, ResponseStream(ids), send, extra, self.retry_ms
-            )
-            tasks.cancel_scope.cancel()
+        probe = ResponseStream(ids)  # only to tell when the answer is whole
+        try:
+            async with contextlib.aclosing(entries), anyio.create_task_group() as tasks:
+                tasks.start_soon(
+                    _watch_disconnect, receive, _nothing, tasks.cancel_scope
+                )
+                outcome = await _relay(entries, probe, send, extra, self.retry_ms)
+                tasks.cancel_scope.cancel()
+        finally:
+            probe.end()
         if outcome is not None:
             raise outcome
 
