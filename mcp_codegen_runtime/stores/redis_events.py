@@ -51,7 +51,7 @@ from .events import (
     new_stream_id,
     parse_event_id,
 )
-from .redis_scripts import LuaScript, RedisClient, RedisLink
+from .redis_scripts import LuaScript, RedisClient, RedisLink, blocking
 
 if TYPE_CHECKING:
     from collections.abc import AsyncGenerator, Callable, Collection
@@ -65,6 +65,7 @@ __all__ = [
     "REFUSAL",
     "RedisEventStore",
     "Tailed",
+    "entry_field",
 ]
 
 DEFAULT_PREFIX: Final = "mcp:events:"
@@ -229,6 +230,16 @@ def _answered(message: bytes) -> list[RequestId]:
         return []
     items: list[_Reply] = found if isinstance(found, list) else [found]
     return [r.id for r in items if r.method is None and r.id is not None]
+
+
+def entry_field(fields: Any) -> tuple[str, bytes]:
+    """The one (field, value) of a stream entry as redis-py gives it (a
+    dict, or a flat list without its response callbacks)."""
+    if isinstance(fields, dict):
+        name, value = next(iter(cast("dict[bytes, bytes]", fields).items()))
+    else:
+        name, value = cast("list[bytes]", fields)[:2]
+    return name.decode(), value
 
 
 def _position(text: str) -> str:
@@ -405,8 +416,8 @@ class RedisEventStore:
         block_ms = max(1, int(block_s * 1000))
         while True:
             client = await self._redis()
-            found = await client.execute_command(
-                "XREAD", "COUNT", 100, "BLOCK", block_ms, "STREAMS", key, after
+            found = await blocking(
+                client, "XREAD", "COUNT", 100, "BLOCK", block_ms, "STREAMS", key, after
             )
             if not found:
                 state = await self._watch(
@@ -419,7 +430,7 @@ class RedisEventStore:
                 continue
             for entry_id, fields in cast("list[Any]", found)[0][1]:
                 after = entry_id.decode()
-                kind, value = fields[0].decode(), fields[1]
+                kind, value = entry_field(fields)
                 yield Tailed(kind, event_id(stream, after), value)
                 if kind == END:
                     return
@@ -442,8 +453,9 @@ class RedisEventStore:
             newest = ""
             for entry_id, fields in entries:
                 newest = entry_id.decode()
-                if fields[0] == b"m":
-                    pending.difference_update(_answered(fields[1]))
+                kind, value = entry_field(fields)
+                if kind == "m":
+                    pending.difference_update(_answered(value))
             pairs: list[Any] = []
             if abandoned is not None:
                 for request in sorted(pending, key=repr):

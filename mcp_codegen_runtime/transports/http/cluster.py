@@ -29,8 +29,12 @@ from typing import TYPE_CHECKING, Any, Final, cast
 
 import msgspec
 
-from mcp_codegen_runtime.stores.redis_events import RedisEventStore
-from mcp_codegen_runtime.stores.redis_scripts import RedisClient, RedisLink
+from mcp_codegen_runtime.stores.redis_events import RedisEventStore, entry_field
+from mcp_codegen_runtime.stores.redis_scripts import (
+    RedisClient,
+    RedisLink,
+    blocking,
+)
 from mcp_codegen_runtime.stores.redis_sessions import RedisSessions
 
 if TYPE_CHECKING:
@@ -231,7 +235,8 @@ class Cluster:
         while True:
             try:
                 client = await self.client()
-                found = await client.execute_command(
+                found = await blocking(
+                    client,
                     "XREAD",
                     "COUNT",
                     100,
@@ -255,11 +260,11 @@ class Cluster:
                 await self._serve_one(serve, fields)
 
     async def _serve_one(
-        self, serve: Callable[[Op], Awaitable[None]], fields: list[bytes]
+        self, serve: Callable[[Op], Awaitable[None]], fields: Any
     ) -> None:
         try:
-            op = _decode_op(fields[1])
-        except (msgspec.DecodeError, IndexError):
+            op = _decode_op(entry_field(fields)[1])
+        except (msgspec.DecodeError, IndexError, StopIteration):
             logger.warning("cluster inbox: an unreadable op was dropped")
             return
         try:
@@ -281,9 +286,9 @@ class Cluster:
             "XRANGE", self.inbox_key(self.instance_id), b"(" + self._last_read, "+"
         )
         ops: list[Op] = []
-        for _, fields in cast("list[tuple[bytes, list[bytes]]]", found or []):
-            with contextlib.suppress(msgspec.DecodeError, IndexError):
-                ops.append(_decode_op(fields[1]))
+        for _, fields in cast("list[tuple[bytes, Any]]", found or []):
+            with contextlib.suppress(msgspec.DecodeError, IndexError, StopIteration):
+                ops.append(_decode_op(entry_field(fields)[1]))
         return ops
 
     async def aclose(self) -> None:

@@ -1,0 +1,540 @@
+"""Several `McpHttpApp` instances on one Redis serving legacy sessions as one
+server (`Cluster`): each instance is served by uvicorn on loopback, every
+one with its own `App` and `Cluster`, all on the test's Redis prefix.
+
+The tool `where` answers the name of the instance that ran it, so a test
+sees which instance served a request it sent to another.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import socket
+from collections.abc import AsyncIterator
+from contextlib import AsyncExitStack, asynccontextmanager
+from typing import Any
+
+import anyio
+import httpx
+import pytest
+import uvicorn
+
+from benchmarks.redis_server import RedisServer
+from mcp_codegen_runtime.app import App, Context
+from mcp_codegen_runtime.transports.http import SSEParser
+from mcp_codegen_runtime.transports.http.cluster import Cluster
+from mcp_codegen_runtime.transports.http.server import ABANDONED, McpHttpApp
+from tests.unit.runtime.transports.http.test_server import (
+    BASE,
+    LIMIT,
+    error_of,
+    initialize,
+    no_errors_logged,  # noqa: F401 - the autouse fixture, for these tests too
+    rpc,
+    session_headers,
+    sse_messages,
+)
+
+pytestmark = pytest.mark.anyio
+
+LEASE_S = 1.0
+"""Short, so that a dead instance is noticed within a second."""
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+class Gates:
+    """Events the tools wait on, shared by every instance of a test."""
+
+    def __init__(self) -> None:
+        self.step = anyio.Event()
+        self.release = anyio.Event()
+        self.started = anyio.Event()
+        self.cancelled = anyio.Event()
+
+
+def make_app(name: str, gates: Gates) -> App:
+    app = App(f"cluster-{name}", version="1.0.0", subscriptions=True)
+
+    @app.tool()
+    def where() -> str:
+        """The instance serving the call."""
+        return name
+
+    @app.tool()
+    async def steps(ctx: Context) -> str:
+        """Progress 1, wait for the step gate, progress 2, done."""
+        await ctx.report_progress(1, 2)
+        await gates.step.wait()
+        await ctx.report_progress(2, 2)
+        return f"done on {name}"
+
+    @app.tool()
+    async def block() -> str:
+        """Wait for the release gate (set `started`; `cancelled` if so)."""
+        gates.started.set()
+        try:
+            await gates.release.wait()
+        except anyio.get_cancelled_exc_class():
+            gates.cancelled.set()
+            raise
+        return f"released on {name}"
+
+    @app.tool()
+    async def roots(ctx: Context) -> str:
+        """The client's roots, asked of it."""
+        found = await ctx.list_roots()
+        return f"{name}: " + ",".join(root["uri"] for root in found)
+
+    @app.tool()
+    async def shout(level: str, ctx: Context) -> str:
+        """Log at `level`."""
+        sent = await ctx.log(level, "hello")
+        return f"{name}: {'sent' if sent else 'filtered'}"
+
+    @app.resource("mem://a")
+    def a() -> str:
+        """A resource to subscribe to."""
+        return "a"
+
+    return app
+
+
+class Instance:
+    """One served instance: its App, HTTP app and endpoint URL."""
+
+    def __init__(self, app: App, http: McpHttpApp, url: str) -> None:
+        self.app = app
+        self.http = http
+        self.url = url
+
+    @property
+    def cluster(self) -> Cluster:
+        assert self.http.cluster is not None
+        return self.http.cluster
+
+
+@asynccontextmanager
+async def serve(app: McpHttpApp) -> AsyncIterator[str]:
+    """Serve `app` with uvicorn on a free loopback port (its lifespan
+    shutdown closes it); the endpoint's URL."""
+    listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
+    listener.bind(("127.0.0.1", 0))
+    port: int = listener.getsockname()[1]
+    config = uvicorn.Config(
+        app,
+        lifespan="on",
+        log_config=None,
+        log_level="warning",
+        timeout_graceful_shutdown=1,
+    )
+    server = uvicorn.Server(config)
+    task = asyncio.get_running_loop().create_task(server.serve(sockets=[listener]))
+    try:
+        with anyio.fail_after(LIMIT):
+            while not server.started:
+                assert not task.done(), "uvicorn did not start"
+                await asyncio.sleep(0.01)
+        yield f"http://127.0.0.1:{port}/mcp"
+    finally:
+        server.should_exit = True
+        done, _ = await asyncio.wait({task}, timeout=LIMIT)
+        if not done:
+            import sys
+            for t in asyncio.all_tasks():
+                t.print_stack(limit=6, file=sys.stderr)
+            raise AssertionError("HANG")
+        listener.close()
+
+
+@asynccontextmanager
+async def instances(
+    redis_server: RedisServer, prefix: str, gates: Gates, count: int = 3
+) -> AsyncIterator[list[Instance]]:
+    async with AsyncExitStack() as stack:
+        found: list[Instance] = []
+        for name in "abc"[:count]:
+            app = make_app(name, gates)
+            cluster = Cluster.from_url(redis_server.url, prefix=prefix, lease_s=LEASE_S)
+            http = McpHttpApp(app.session(), cluster=cluster)
+            url = await stack.enter_async_context(serve(http))
+            found.append(Instance(app, http, url))
+        yield found
+
+
+@pytest.fixture
+async def client() -> AsyncIterator[httpx.AsyncClient]:
+    async with httpx.AsyncClient(timeout=LIMIT) as found:
+        yield found
+
+
+async def post(
+    client: httpx.AsyncClient,
+    url: str,
+    body: Any,
+    headers: dict[str, str] | None = None,
+) -> httpx.Response:
+    return await client.post(url, json=body, headers={**BASE, **(headers or {})})
+
+
+async def open_on(
+    client: httpx.AsyncClient,
+    url: str,
+    version: str = "2025-11-25",
+    **capabilities: Any,
+) -> str:
+    response = await post(client, url, initialize(0, version, **capabilities))
+    assert response.status_code == 200, response.text
+    session_id = response.headers["mcp-session-id"]
+    done = await post(
+        client,
+        url,
+        rpc(None, "notifications/initialized"),
+        session_headers(session_id, version),
+    )
+    assert done.status_code == 202
+    return session_id
+
+
+def call(request_id: int, name: str, progress: bool = False, **arguments: Any) -> Any:
+    params: dict[str, Any] = {"name": name, "arguments": arguments}
+    if progress:
+        params["_meta"] = {"progressToken": request_id}
+    return rpc(request_id, "tools/call", params)
+
+
+def text_of(message: dict[str, Any]) -> str:
+    text: str = message["result"]["content"][0]["text"]
+    return text
+
+
+class Events:
+    """The SSE events of a streamed response, as (id, message or None)."""
+
+    def __init__(self, response: httpx.Response) -> None:
+        assert response.headers["content-type"] == "text/event-stream"
+        self._chunks = response.aiter_bytes()
+        self._parser = SSEParser()
+        self._ready: list[tuple[str, dict[str, Any] | None]] = []
+
+    async def next(self) -> tuple[str, dict[str, Any] | None]:
+        while not self._ready:
+            chunk = await anext(self._chunks)
+            for event in self._parser.feed(chunk):
+                message = json.loads(event.data) if event.data else None
+                self._ready.append((event.id, message))
+        return self._ready.pop(0)
+
+    async def message(self) -> tuple[str, dict[str, Any]]:
+        while True:
+            event_id, message = await self.next()
+            if message is not None:
+                return event_id, message
+
+
+# --- forwarding ---------------------------------------------------------------------
+
+
+async def test_a_post_landing_on_another_instance_is_served_by_the_home_as_json(
+    redis_server: RedisServer, redis_prefix: str, client: httpx.AsyncClient
+) -> None:
+    async with instances(redis_server, redis_prefix, Gates()) as (a, b, c):
+        session_id = await open_on(client, a.url)
+        headers = session_headers(session_id)
+        for instance in (b, c, a):
+            response = await post(client, instance.url, call(1, "where"), headers)
+            assert response.status_code == 200
+            assert response.headers["content-type"] == "application/json"
+            assert response.headers["mcp-session-id"] == session_id
+            assert text_of(response.json()) == "a"
+        assert session_id not in b.http.sessions
+        assert session_id not in c.http.sessions
+
+
+async def test_an_sse_answer_is_relayed_with_the_stored_event_ids(
+    redis_server: RedisServer, redis_prefix: str, client: httpx.AsyncClient
+) -> None:
+    gates = Gates()
+    gates.step.set()
+    async with instances(redis_server, redis_prefix, gates, 2) as (a, b):
+        session_id = await open_on(client, a.url)
+        response = await post(
+            client, b.url, call(1, "steps", progress=True), session_headers(session_id)
+        )
+        messages = sse_messages(response)
+        assert [m.get("method") for m in messages] == [
+            "notifications/progress",
+            "notifications/progress",
+            None,
+        ]
+        assert text_of(messages[-1]) == "done on a"
+        ids = [e.id for e in SSEParser().feed(response.content) if e.data]
+        assert all(i.count(".") == 1 for i in ids)
+
+
+async def test_a_session_is_unknown_on_every_instance_to_another_principal(
+    redis_server: RedisServer, redis_prefix: str, client: httpx.AsyncClient
+) -> None:
+    async with instances(redis_server, redis_prefix, Gates(), 2) as (_, b):
+        response = await post(
+            client, b.url, call(1, "where"), session_headers("no-such-session")
+        )
+        assert response.status_code == 404
+        assert "Session not found" in error_of(response)["message"]
+
+
+async def test_a_refusal_of_the_home_is_the_same_answer_through_another_instance(
+    redis_server: RedisServer, redis_prefix: str, client: httpx.AsyncClient
+) -> None:
+    gates = Gates()
+    async with instances(redis_server, redis_prefix, gates, 2) as (a, b):
+        session_id = await open_on(client, a.url)
+        headers = session_headers(session_id)
+        async with client.stream(
+            "POST", a.url, json=call(7, "block"), headers={**BASE, **headers}
+        ) as blocked:
+            await gates.started.wait()
+            reused = await post(client, b.url, call(7, "where"), headers)
+            assert reused.status_code == 400
+            assert reused.json()["id"] == 7
+            assert "already in flight" in error_of(reused)["message"]
+            bad = await post(
+                client,
+                b.url,
+                call(8, "where"),
+                {**headers, "mcp-protocol-version": "1999-01-01"},
+            )
+            assert bad.status_code == 400
+            gates.release.set()
+            await blocked.aread()
+
+
+async def test_a_server_request_is_answered_through_a_third_instance(
+    redis_server: RedisServer, redis_prefix: str, client: httpx.AsyncClient
+) -> None:
+    async with instances(redis_server, redis_prefix, Gates()) as (a, b, c):
+        session_id = await open_on(client, a.url, roots={})
+        headers = {**BASE, **session_headers(session_id)}
+        async with client.stream(
+            "POST", b.url, json=call(1, "roots"), headers=headers
+        ) as response:
+            events = Events(response)
+            _, asked = await events.message()
+            assert asked["method"] == "roots/list"
+            answer = {
+                "jsonrpc": "2.0",
+                "id": asked["id"],
+                "result": {"roots": [{"uri": "file:///r"}]},
+            }
+            accepted = await client.post(c.url, json=answer, headers=headers)
+            assert accepted.status_code == 202
+            _, result = await events.message()
+            assert text_of(result) == "a: file:///r"
+
+
+async def test_a_cancellation_sent_to_another_instance_cancels_at_the_home(
+    redis_server: RedisServer, redis_prefix: str, client: httpx.AsyncClient
+) -> None:
+    gates = Gates()
+    async with instances(redis_server, redis_prefix, gates) as (a, b, c):
+        session_id = await open_on(client, a.url)
+        headers = {**BASE, **session_headers(session_id)}
+        async with client.stream(
+            "POST", b.url, json=call(5, "block"), headers=headers
+        ) as response:
+            await gates.started.wait()
+            cancel = rpc(None, "notifications/cancelled", {"requestId": 5})
+            accepted = await client.post(c.url, json=cancel, headers=headers)
+            assert accepted.status_code == 202
+            await gates.cancelled.wait()
+            events = Events(response)
+            _, ended = await events.message()
+            assert ended["id"] == 5
+            assert ended["error"]["code"] == -32800
+
+
+async def test_a_get_stream_through_another_instance_carries_the_home_messages(
+    redis_server: RedisServer, redis_prefix: str, client: httpx.AsyncClient
+) -> None:
+    async with instances(redis_server, redis_prefix, Gates(), 2) as (a, b):
+        session_id = await open_on(client, a.url)
+        headers = {"accept": "text/event-stream", **session_headers(session_id)}
+        subscribe = rpc(1, "resources/subscribe", {"uri": "mem://a"})
+        done = await post(client, b.url, subscribe, session_headers(session_id))
+        assert done.json()["result"] == {}
+        async with client.stream("GET", b.url, headers=headers) as response:
+            events = Events(response)
+            primed, nothing = await events.next()
+            assert nothing is None and "." in primed
+            await a.app.notify_resource_updated("mem://a")
+            _, updated = await events.message()
+            assert updated["method"] == "notifications/resources/updated"
+
+
+async def test_delete_through_another_instance_ends_the_session_everywhere(
+    redis_server: RedisServer, redis_prefix: str, client: httpx.AsyncClient
+) -> None:
+    async with instances(redis_server, redis_prefix, Gates(), 2) as (a, b):
+        session_id = await open_on(client, a.url)
+        headers = {**BASE, **session_headers(session_id)}
+        deleted = await client.delete(b.url, headers=headers)
+        assert deleted.status_code == 200
+        for instance in (a, b):
+            gone = await post(client, instance.url, call(1, "where"), headers)
+            assert gone.status_code == 404
+        with anyio.fail_after(LIMIT):
+            while session_id in a.http.sessions:
+                await asyncio.sleep(0.01)
+
+
+# --- resuming, dying, leaving -------------------------------------------------------
+
+
+async def test_a_stream_resumes_on_another_instance_mid_way_then_goes_on_live(
+    redis_server: RedisServer, redis_prefix: str, client: httpx.AsyncClient
+) -> None:
+    gates = Gates()
+    async with instances(redis_server, redis_prefix, gates) as (a, b, c):
+        session_id = await open_on(client, a.url)
+        headers = {**BASE, **session_headers(session_id)}
+        async with client.stream(
+            "POST", b.url, json=call(1, "steps", progress=True), headers=headers
+        ) as response:
+            seen, progress = await Events(response).message()
+            assert progress["params"]["progress"] == 1
+        resumed_headers = {**headers, "last-event-id": seen}
+        async with client.stream("GET", c.url, headers=resumed_headers) as resumed:
+            events = Events(resumed)
+            gates.step.set()
+            _, second = await events.message()
+            assert second["params"]["progress"] == 2
+            _, result = await events.message()
+            assert text_of(result) == "done on a"
+
+
+def kill(instance: Instance) -> None:
+    """Stop an instance's heartbeat and inbox reader as a SIGKILL would,
+    leaving its sessions running (nothing of them is ever stored again)."""
+    cluster = instance.cluster
+    for task in [*cluster._tasks, cluster._reader]:  # noqa: SLF001 - a kill
+        assert task is not None
+        task.cancel()
+
+
+async def expire(redis_server: RedisServer, instance: Instance) -> None:
+    from redis.asyncio import Redis
+
+    raw = Redis.from_url(redis_server.url)
+    try:
+        await raw.delete(instance.cluster.instance_key(instance.cluster.instance_id))
+    finally:
+        await raw.aclose()
+
+
+async def test_a_request_in_flight_on_a_dead_home_is_answered_32603(
+    redis_server: RedisServer, redis_prefix: str, client: httpx.AsyncClient
+) -> None:
+    gates = Gates()
+    async with instances(redis_server, redis_prefix, gates, 2) as (a, b):
+        session_id = await open_on(client, a.url)
+        headers = {**BASE, **session_headers(session_id)}
+        async with client.stream(
+            "POST", b.url, json=call(3, "block"), headers=headers
+        ) as response:
+            await gates.started.wait()
+            kill(a)
+            a.http._live.clear()  # noqa: SLF001 - nothing more is stored
+            for stored in list(a.http._tasks):  # noqa: SLF001
+                if "_answer_forwarded" in repr(stored.get_coro()):
+                    stored.cancel()
+            await expire(redis_server, a)
+            events = Events(response)
+            _, answer = await events.message()
+            assert answer["id"] == 3
+            assert answer["error"] == {"code": -32603, "message": ABANDONED}
+        gates.release.set()
+        again = await post(client, b.url, call(4, "where"), headers)
+        assert text_of(again.json()) == "b"
+
+
+async def test_a_rebuilt_session_keeps_revision_log_level_and_subscriptions(
+    redis_server: RedisServer, redis_prefix: str, client: httpx.AsyncClient
+) -> None:
+    async with instances(redis_server, redis_prefix, Gates(), 2) as (a, b):
+        session_id = await open_on(client, a.url, "2025-03-26")
+        headers = session_headers(session_id, "2025-03-26")
+        level = await post(
+            client, a.url, rpc(1, "logging/setLevel", {"level": "error"}), headers
+        )
+        assert level.json()["result"] == {}
+        subscribe = rpc(2, "resources/subscribe", {"uri": "mem://a"})
+        assert (await post(client, b.url, subscribe, headers)).json()["result"] == {}
+        original = a.http.sessions.find(session_id)
+        assert original is not None
+        kill(a)
+        await expire(redis_server, a)
+        no_version = {"mcp-session-id": session_id}
+        filtered = await post(
+            client, b.url, call(3, "shout", level="warning"), no_version
+        )
+        assert text_of(filtered.json()) == "b: filtered"
+        rebuilt = b.http.sessions.find(session_id)
+        assert rebuilt is not None
+        assert rebuilt.handler.protocol_version == "2025-03-26"
+        assert rebuilt.handler.key == original.handler.key
+        batch = [call(4, "where"), call(5, "shout", level="error")]
+        answered = sse_messages(await post(client, b.url, batch, no_version))
+        assert answered[0]["method"] == "notifications/message"
+        replies = answered[1]
+        assert sorted(text_of(m) for m in replies) == ["b", "b: sent"]
+        stream_headers = {"accept": "text/event-stream", **headers}
+        async with client.stream("GET", b.url, headers=stream_headers) as response:
+            events = Events(response)
+            await b.app.notify_resource_updated("mem://a")
+            _, updated = await events.message()
+            assert updated["method"] == "notifications/resources/updated"
+
+
+async def test_a_graceful_shutdown_hands_sessions_over_and_finishes_requests(
+    redis_server: RedisServer, redis_prefix: str, client: httpx.AsyncClient
+) -> None:
+    gates = Gates()
+    async with instances(redis_server, redis_prefix, gates, 2) as (a, b):
+        session_id = await open_on(client, a.url)
+        headers = {**BASE, **session_headers(session_id)}
+        async with client.stream(
+            "POST", b.url, json=call(1, "block"), headers=headers
+        ) as response:
+            await gates.started.wait()
+            leaving = asyncio.get_running_loop().create_task(a.http.aclose())
+            with anyio.fail_after(LIMIT):
+                while not a.http._leaving:  # noqa: SLF001
+                    await asyncio.sleep(0.01)
+            moved = await post(client, b.url, call(2, "where"), headers)
+            assert text_of(moved.json()) == "b"
+            gates.release.set()
+            events = Events(response)
+            _, finished = await events.message()
+            assert text_of(finished) == "released on a"
+            await leaving
+        assert not await b.cluster.alive(a.cluster.instance_id)
+
+
+async def test_an_unreachable_session_store_is_503_with_a_json_rpc_error(
+    client: httpx.AsyncClient,
+) -> None:
+    app = make_app("x", Gates())
+    cluster = Cluster.from_url("redis://127.0.0.1:1", lease_s=LEASE_S, timeout_s=1.0)
+    async with serve(McpHttpApp(app.session(), cluster=cluster)) as url:
+        response = await post(client, url, initialize())
+        assert response.status_code == 503
+        assert response.headers["retry-after"]
+        error = error_of(response)
+        assert error["code"] == -32603
+        assert error["message"].startswith("the session store is unreachable: ")
+        other = await post(client, url, call(1, "where"), session_headers("s" * 43))
+        assert other.status_code == 503
