@@ -243,7 +243,8 @@ async def test_a_frozen_redis_times_out_instead_of_hanging(
     import signal
 
     app = make_app(f"{own_redis.url}?socket_timeout=0.2", "frozen:")
-    process = own_redis._proc  # noqa: SLF001 - freeze this test's own server
+    # Frozen by signal: this test's own server, nobody else's.
+    process = own_redis._proc
     assert process is not None
     async with served(app) as session:
         await call_tool(session, "one")  # the keys are loaded
