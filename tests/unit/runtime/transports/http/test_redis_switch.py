@@ -179,3 +179,34 @@ def test_serve_http_bounds_the_graceful_shutdown(
     http_server.serve_http(echo_session(), redis=None, shutdown_timeout_s=30)
     http_server.serve_http(echo_session(), redis=None, shutdown_timeout_s=None)
     assert [o["timeout_graceful_shutdown"] for o in seen] == [5, 30, None]
+
+
+def test_serve_workers_runs_a_factory_in_processes_sharing_redis(
+    monkeypatch: pytest.MonkeyPatch, redis_server: RedisServer, redis_prefix: str
+) -> None:
+    import os
+
+    import uvicorn
+
+    from mcp_codegen_runtime.transports.http.workers import serve_workers
+
+    seen: list[tuple[Any, dict[str, Any]]] = []
+    monkeypatch.setattr(uvicorn, "run", lambda app, **o: seen.append((app, o)))
+    # Set first, so that the test's end restores it as it was.
+    monkeypatch.setenv("MCP_REDIS_URL", "")
+    monkeypatch.delenv("MCP_REDIS_URL")
+    with pytest.raises(ValueError, match="2 workers need Redis"):
+        serve_workers("pkg:make", workers=2, redis=None)
+    with pytest.raises(ValueError, match="at least 1"):
+        serve_workers("pkg:make", workers=0, redis=redis_server.url)
+    assert seen == []
+    serve_workers(
+        "pkg:make", workers=3, redis=redis_server.url, redis_prefix=redis_prefix
+    )
+    app, options = seen[0]
+    assert app == "pkg:make"
+    assert options["factory"] is True and options["workers"] == 3
+    assert options["timeout_graceful_shutdown"] == 5
+    assert os.environ["MCP_REDIS_URL"] == redis_server.url
+    with pytest.raises(SystemExit, match="error: cannot reach Redis at "):
+        serve_workers("pkg:make", workers=2, redis=f"redis://127.0.0.1:{free_port()}")
