@@ -51,7 +51,7 @@ from .events import (
     new_stream_id,
     parse_event_id,
 )
-from .redis_scripts import LuaScript, RedisClient, RedisLink
+from .redis_scripts import LuaScript, RedisClient, RedisLink, blocking
 
 if TYPE_CHECKING:
     from collections.abc import AsyncGenerator, Callable, Collection
@@ -416,8 +416,8 @@ class RedisEventStore:
         block_ms = max(1, int(block_s * 1000))
         while True:
             client = await self._redis()
-            found = await client.execute_command(
-                "XREAD", "COUNT", 100, "BLOCK", block_ms, "STREAMS", key, after
+            found = await blocking(
+                client, "XREAD", "COUNT", 100, "BLOCK", block_ms, "STREAMS", key, after
             )
             if not found:
                 state = await self._watch(

@@ -25,6 +25,7 @@ __all__ = [
     "RedisClient",
     "RedisLink",
     "StoreUnreachableError",
+    "blocking",
     "redacted",
 ]
 
@@ -59,6 +60,20 @@ class RedisClient(Protocol):
     async def execute_command(self, *args: Any) -> Any: ...
 
     async def aclose(self) -> None: ...
+
+
+async def blocking(client: RedisClient, *args: Any) -> Any:
+    """Run a blocking command (`XREAD BLOCK`) in a task of its own, which a
+    cancelled caller leaves to finish: redis-py cancelled mid-read can hang
+    its connection pool; a blocking read returns within its BLOCK time."""
+    task = asyncio.ensure_future(client.execute_command(*args))
+    task.add_done_callback(_retrieve)
+    return await asyncio.shield(task)
+
+
+def _retrieve(task: asyncio.Future[Any]) -> None:
+    if not task.cancelled():
+        task.exception()  # read, so a failure no one awaits is not logged
 
 
 class LuaScript:

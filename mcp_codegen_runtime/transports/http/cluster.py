@@ -30,7 +30,11 @@ from typing import TYPE_CHECKING, Any, Final, cast
 import msgspec
 
 from mcp_codegen_runtime.stores.redis_events import RedisEventStore, entry_field
-from mcp_codegen_runtime.stores.redis_scripts import RedisClient, RedisLink
+from mcp_codegen_runtime.stores.redis_scripts import (
+    RedisClient,
+    RedisLink,
+    blocking,
+)
 from mcp_codegen_runtime.stores.redis_sessions import RedisSessions
 
 if TYPE_CHECKING:
@@ -231,7 +235,8 @@ class Cluster:
         while True:
             try:
                 client = await self.client()
-                found = await client.execute_command(
+                found = await blocking(
+                    client,
                     "XREAD",
                     "COUNT",
                     100,

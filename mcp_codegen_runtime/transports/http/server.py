@@ -202,6 +202,9 @@ CLOSE_TIMEOUT_S = 5.0
 """Seconds `McpHttpApp.aclose` waits for its sessions' tasks to finish."""
 DEFAULT_SHUTDOWN_TIMEOUT_S = 5.0
 """Seconds `serve_http` lets open responses run once stopping."""
+CANCELLED_GRACE_S = 1.0
+"""Seconds a cluster member then gives the tasks it cancelled to store the
+end of their streams."""
 INITIALIZE = "initialize"
 MODERN_ERROR_STATUS: Mapping[int, int] = MappingProxyType(
     {
@@ -452,12 +455,19 @@ class McpHttpApp:
             await respond(send, 503, refused.body(), "application/json", RETRY)
 
     async def _start(self) -> None:
-        """Lifespan start-up: the session's start-up steps (keys shared
-        through Redis), and, in a cluster, joining it; a Redis out of reach
-        fails the start."""
-        await self.session.start()
-        if self.cluster is not None:
-            await self._join(self.cluster)
+        """Lifespan start-up, best effort: the session's start-up steps (keys
+        shared through Redis) and, in a cluster, joining it. A Redis out of
+        reach is logged, not fatal: both are tried again when a request
+        needs them, and the requests needing no Redis are served meanwhile
+        (`serve_http` refuses to start without it, before this)."""
+        try:
+            await self.session.start()
+            if self.cluster is not None:
+                await self._join(self.cluster)
+        except Exception as error:
+            if not unreachable(error) and not isinstance(error, RpcError):
+                raise
+            logger.warning("starting without Redis for now: %s", error)
 
     async def aclose(self) -> None:
         """End every legacy session, and wait up to `CLOSE_TIMEOUT_S` for
@@ -475,6 +485,8 @@ class McpHttpApp:
                 task.cancel()
             if pending:
                 logger.warning("%d legacy session tasks were cancelled", len(pending))
+                if self.cluster is not None:  # let them end their streams
+                    await asyncio.wait(pending, timeout=CANCELLED_GRACE_S)
         if self.cluster is not None:
             await self.cluster.aclose()
 
@@ -1263,12 +1275,16 @@ class McpHttpApp:
         """
         entries = self._tail(cluster, stream_id)
         outcome: _Refused | _Moved | None = None
-        async with contextlib.aclosing(entries), anyio.create_task_group() as tasks:
-            tasks.start_soon(_watch_disconnect, receive, _nothing, tasks.cancel_scope)
-            outcome = await _relay(
-                entries, ResponseStream(ids), send, extra, self.retry_ms
-            )
-            tasks.cancel_scope.cancel()
+        probe = ResponseStream(ids)  # only to tell when the answer is whole
+        try:
+            async with contextlib.aclosing(entries), anyio.create_task_group() as tasks:
+                tasks.start_soon(
+                    _watch_disconnect, receive, _nothing, tasks.cancel_scope
+                )
+                outcome = await _relay(entries, probe, send, extra, self.retry_ms)
+                tasks.cancel_scope.cancel()
+        finally:
+            probe.end()
         if outcome is not None:
             raise outcome
 

@@ -92,6 +92,8 @@ def test_the_server_and_readme(demo: Path) -> None:
         "python -m demo",
         "pytest",
         "python -m demo --http --port 8000",
+        "--redis redis://localhost:6379/0 --workers 4",
+        "$MCP_REDIS_URL",
         '"mcpServers"',
         '"args": ["-m", "demo"]',
         "--revision",
@@ -230,7 +232,7 @@ def test_the_generated_tests_pass(tmp_path: Path, name: str, revision: str) -> N
         timeout=120,
     )
     assert result.returncode == 0, result.stdout + result.stderr
-    assert "8 passed" in result.stdout
+    assert "9 passed" in result.stdout
 
 
 def test_the_main_module_parses_its_options(demo: Path) -> None:
@@ -242,7 +244,9 @@ def test_the_main_module_parses_its_options(demo: Path) -> None:
         check=True,
         timeout=60,
     )
-    for option in ("--http", "--host", "--port", "default: 127.0.0.1"):
+    for option in ("--http", "--host", "--port", "default: 127.0.0.1", "--redis"):
+        assert option in result.stdout
+    for option in ("--workers", "$MCP_REDIS_URL"):
         assert option in result.stdout
 
 
@@ -277,7 +281,7 @@ def test_the_generated_auth_tests_pass(tmp_path: Path) -> None:
         timeout=120,
     )
     assert result.returncode == 0, result.stdout + result.stderr
-    assert "13 passed" in result.stdout
+    assert "14 passed" in result.stdout
     black = subprocess.run(
         [str(BIN / "black"), "--check", "--quiet", "."],
         cwd=project,

@@ -6,7 +6,7 @@ from (argument, `use_redis`, `$MCP_REDIS_URL`, `redis=None`)."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
 from typing import Any
 
@@ -198,3 +198,61 @@ def test_use_redis_switches_later_and_keeps_a_given_task_store(
     mine = SQLiteTaskStore(str(tmp_path / "tasks.db"))
     kept = App("a", redis="redis://x:1/0", task_store=mine)
     assert kept.tasks.store is mine
+
+
+@pytest.fixture
+def own_redis() -> Iterator[RedisServer]:
+    """A Redis of this test's own, which it may stop or freeze."""
+    with RedisServer() as server:
+        yield server
+
+
+async def call_tool(session: Any, name: str, **arguments: Any) -> Any:
+    return await get(session, "tools/call", {"name": name, "arguments": arguments})
+
+
+@pytest.mark.anyio
+async def test_redis_stopped_mid_run_fails_task_requests_saying_so(
+    own_redis: RedisServer,
+) -> None:
+    app = make_app(own_redis.url, "mid:")
+    params = {"name": "later", "arguments": {"text": "hi"}, "task": {"ttl": 60_000}}
+    async with served(app) as session:
+        made = (await get(session, "tools/call", params))["task"]
+        own_redis.stop()
+        for method, asked in (
+            ("tasks/get", {"taskId": made["taskId"]}),
+            ("tasks/list", {}),
+            ("tools/call", params),
+        ):
+            error = await refused(session, method, asked)
+            assert error.code == -32603
+            assert error.message.startswith(
+                f"the task store is unreachable (Redis at {own_redis.url}): "
+            ), error.message
+        answer = await call_tool(session, "one")
+        assert answer["content"] == [{"type": "text", "text": "x"}]
+
+
+@pytest.mark.anyio
+async def test_a_frozen_redis_times_out_instead_of_hanging(
+    own_redis: RedisServer,
+) -> None:
+    """A Redis that takes connections but never answers (SIGSTOP) fails
+    each task request after the socket timeout (here from the URL)."""
+    import signal
+
+    app = make_app(f"{own_redis.url}?socket_timeout=0.2", "frozen:")
+    # Frozen by signal: this test's own server, nobody else's.
+    process = own_redis._proc
+    assert process is not None
+    async with served(app) as session:
+        await call_tool(session, "one")  # the keys are loaded
+        process.send_signal(signal.SIGSTOP)
+        try:
+            error = await refused(session, "tasks/list", {})
+        finally:
+            process.send_signal(signal.SIGCONT)
+        assert error.code == -32603
+        assert "the task store is unreachable" in error.message
+        assert "Timeout" in error.message

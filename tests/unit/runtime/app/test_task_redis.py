@@ -84,9 +84,10 @@ def test_a_working_task_is_seen_and_cancelled_from_the_other_server(
 async def test_with_redis_down_task_requests_fail_and_the_server_keeps_serving(
     anyio_backend: str,
 ) -> None:
-    """No Redis behind the store: each task request is one -32603 error (the
-    cause is logged, not sent), and plain requests are answered as before."""
-    store = RedisTaskStore(f"redis://127.0.0.1:{free_port()}/0")
+    """No Redis behind the store: each task request is one -32603 error
+    saying so, and plain requests are answered as before."""
+    url = f"redis://127.0.0.1:{free_port()}/0"
+    store = RedisTaskStore(url)
     async with connected(make_app(task_store=store)) as session:
         error = await refused(
             session,
@@ -96,6 +97,9 @@ async def test_with_redis_down_task_requests_fail_and_the_server_keeps_serving(
         assert error.code == -32603
         error = await refused(session, "tasks/get", {"taskId": "x"})
         assert error.code == -32603
+        assert error.message.startswith(
+            f"the task store is unreachable (Redis at {url})"
+        )
         plain = {"name": "slow", "arguments": {"text": "plain"}}
         answer = await get(session, "tools/call", plain)
         assert answer["content"] == [{"type": "text", "text": "plain"}]

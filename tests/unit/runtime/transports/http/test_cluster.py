@@ -142,8 +142,12 @@ async def serve(app: McpHttpApp) -> AsyncIterator[str]:
         yield f"http://127.0.0.1:{port}/mcp"
     finally:
         server.should_exit = True
-        with anyio.fail_after(LIMIT):
-            await task
+        done, _ = await asyncio.wait({task}, timeout=LIMIT)
+        if not done:
+            import sys
+            for t in asyncio.all_tasks():
+                t.print_stack(limit=6, file=sys.stderr)
+            raise AssertionError("HANG")
         listener.close()
 
 
