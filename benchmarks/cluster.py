@@ -118,9 +118,10 @@ class ClusterHarness:
     def start(self) -> ClusterHarness:
         """Start the instances (concurrently), then the proxy."""
         try:
-            self.instances = [self._spawn(chr(ord("a") + n)) for n in range(self.count)]
-            for instance in self.instances:
-                self._wait_healthy(instance)
+            names = [chr(ord("a") + n) for n in range(self.count)]
+            self.instances = [self._spawn(name) for name in names]
+            for index in range(self.count):
+                self._wait_healthy_or_move(index)
             if self.proxy_mode is not None:
                 self._start_proxy([i.base for i in self.instances])
         except BaseException:
@@ -151,6 +152,9 @@ class ClusterHarness:
         return Instance(name, port, proc, log_path)
 
     def _wait_healthy(self, instance: Instance) -> None:
+        """Wait until the instance answers as itself: `whoami` names it (a
+        port freed by `free_port` may meanwhile be taken by another process,
+        possibly an MCP server too, while this one fails to bind)."""
         deadline = time.monotonic() + START_TIMEOUT_S
         while time.monotonic() < deadline:
             if not instance.alive:
@@ -158,13 +162,27 @@ class ClusterHarness:
                     f"instance {instance.name} exited with {instance.proc.returncode}:"
                     f"\n{self.log(instance)}"
                 )
-            with contextlib.suppress(httpx.HTTPError):
-                if httpx.get(f"{instance.base}/healthz", timeout=1).status_code == 200:
+            with contextlib.suppress(httpx.HTTPError, ValueError, LookupError):
+                if whoami(instance.url) == instance.name:
                     return
             time.sleep(0.05)
         raise RuntimeError(
             f"instance {instance.name} did not start:\n{self.log(instance)}"
         )
+
+    def _wait_healthy_or_move(self, index: int, tries: int = 3) -> None:
+        """`_wait_healthy`, starting the instance again on another port when
+        its port was taken meanwhile."""
+        for attempt in range(tries):
+            instance = self.instances[index]
+            try:
+                self._wait_healthy(instance)
+                return
+            except RuntimeError:
+                taken = "address already in use" in self.log(instance).lower()
+                if not taken or attempt == tries - 1:
+                    raise
+            self.instances[index] = self._spawn(instance.name)
 
     def _start_proxy(self, upstreams: list[str]) -> None:
         if self.proxy_mode == "process":
@@ -262,6 +280,34 @@ class ClusterHarness:
 
     def __exit__(self, *_exc: Any) -> None:
         self.close()
+
+
+WHOAMI = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "tools/call",
+    "params": {
+        "name": "whoami",
+        "arguments": {},
+        "_meta": {
+            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientCapabilities": {},
+        },
+    },
+}
+WHOAMI_HEADERS = {
+    "Accept": "application/json, text/event-stream",
+    "MCP-Protocol-Version": "2026-07-28",
+    "Mcp-Method": "tools/call",
+    "Mcp-Name": "whoami",
+}
+
+
+def whoami(url: str) -> str:
+    """The name the instance at `url` gives (a 2026 `tools/call whoami`)."""
+    answer = httpx.post(url, json=WHOAMI, headers=WHOAMI_HEADERS, timeout=2)
+    name: str = answer.json()["result"]["content"][0]["text"]
+    return name
 
 
 def _end(proc: subprocess.Popen[bytes]) -> None:

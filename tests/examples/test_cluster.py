@@ -113,10 +113,13 @@ async def test_sixteen_clients_both_eras_every_answer_right(
                     echo_load, up.url, f"c{index}", era_of(index), calls, tally
                 )
         counts = list(proxy_of(up).counts)
+        alive = [instance.alive for instance in up.instances]
+        logs = [up.log(index)[-2000:] for index in range(3)]
+    assert alive == [True] * 3, logs
     assert tally.wrong == []
     assert sum(tally.ok.values()) == clients * calls
     assert set(tally.ok) == set(ERAS)
-    assert min(counts) > 0, counts  # every instance served
+    assert min(counts) > 0, (counts, logs)  # every instance served
     print(f"{clients} clients x {calls} calls: {dict(tally.ok)}; per instance {counts}")
 
 
