@@ -104,7 +104,7 @@ def test_the_projects_tests_pass(venv: Path, demo: Path) -> None:
         timeout=120,
     )
     assert result.returncode == 0, result.stdout + result.stderr
-    assert "8 passed" in result.stdout
+    assert "9 passed" in result.stdout
 
 
 class Lines:

@@ -50,6 +50,10 @@ when all are busy), so a client flooding `initialize` only evicts its own.
 Resumability (`Last-Event-ID`) is not offered: streams carry no event ids,
 which the specification allows.
 
+Several instances on one Redis (`http_app(..., redis=URL)`, `serve_http`,
+or `$MCP_REDIS_URL`; see `redis_parts` and `protocol.redis_switch`) share
+keys and tasks and serve each other's legacy sessions (`cluster=`).
+
 The app runs sessions in asyncio tasks, so it needs an asyncio server
 (uvicorn, hypercorn's asyncio worker). It holds every such task, and
 `aclose` (lifespan shutdown) waits up to `CLOSE_TIMEOUT_S` for them.
