@@ -1453,14 +1453,24 @@ class McpHttpApp:
         when it completes it (the forwarder answers JSON), else after a
         priming event (2025-11-25, once it lingers), to its end."""
         first: bytes | _Unread | None = UNREAD
-        if state.handler.protocol_version in PRIMING_VERSIONS:
-            with anyio.move_on_after(PRIME_AFTER_S):
-                first = await _next(stored.source)
-            if first == RELEASE:
-                first = UNREAD
-            if not isinstance(first, bytes) or not stored.source.completed_by(first):
-                await stored.prime()
-        await self._pump(state, stored, first if isinstance(first, bytes) else None)
+        pumping = False
+        try:
+            if state.handler.protocol_version in PRIMING_VERSIONS:
+                with anyio.move_on_after(PRIME_AFTER_S):
+                    first = await _next(stored.source)
+                if first == RELEASE:
+                    first = UNREAD
+                if not isinstance(first, bytes) or not stored.source.completed_by(
+                    first
+                ):
+                    await stored.prime()
+            pumping = True
+            await self._pump(state, stored, first if isinstance(first, bytes) else None)
+        finally:
+            if not pumping:  # cancelled first: `_pump` would have done this
+                self._live.pop(stored.id, None)
+                state.mux.forget(stored.source)
+                await self._end_stream(stored)
 
     async def _open_forwarded_get(self, state: _LegacySession, op: Op) -> None:
         """The standalone stream opened through another instance: stored

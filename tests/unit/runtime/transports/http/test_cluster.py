@@ -142,12 +142,8 @@ async def serve(app: McpHttpApp) -> AsyncIterator[str]:
         yield f"http://127.0.0.1:{port}/mcp"
     finally:
         server.should_exit = True
-        done, _ = await asyncio.wait({task}, timeout=LIMIT)
-        if not done:
-            import sys
-            for t in asyncio.all_tasks():
-                t.print_stack(limit=6, file=sys.stderr)
-            raise AssertionError("HANG")
+        with anyio.fail_after(LIMIT):
+            await task
         listener.close()
 
 
