@@ -1347,21 +1347,29 @@ class McpHttpApp:
         )
         if route.kind == "unknown":
             raise _refuse(404, "Session not found (unknown or expired)")
-        if route.kind == "remote":
-            await cluster.send(route.home, Op("delete", session_id))
         await cluster.sessions.delete(session_id)
         if route.kind != "remote":
             await cluster.events.drop_owner(session_id)
+            return
+        # Wait for the home to end it, so that no instance serves it after.
+        stream_id = await cluster.events.create_stream(session_id, writer=route.home)
+        await cluster.send(route.home, Op("delete", session_id, stream=stream_id))
+        async with contextlib.aclosing(self._tail(cluster, stream_id)) as entries:
+            async for _ in entries:
+                pass
 
     async def _serve_op(self, op: Op) -> None:
         """Do what another instance asks of a session held here (the
         inbox reader calls this, in order: feeding is done before it
         returns, longer work in tasks)."""
+        assert self.cluster is not None
         state = self.sessions.find(op.session)
         if op.op == "delete":
             if state is not None:
                 self.sessions.discard(op.session)
                 self._end(state)
+            if op.stream:
+                await self.cluster.events.end(op.stream)
             return
         if state is None or (self._leaving and op.op != "notify"):
             await self._unplaced(op)
