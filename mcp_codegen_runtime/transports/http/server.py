@@ -1419,7 +1419,16 @@ class McpHttpApp:
         elif op.op == "get":
             await self._open_forwarded_get(state, op)
         elif op.op == "post":
-            await self._serve_forwarded_post(state, op)
+            try:
+                await self._serve_forwarded_post(state, op)
+            except Exception as error:  # its forwarder must not wait for ever
+                logger.exception("a forwarded POST could not be served")
+                record = _Record(
+                    500,
+                    f"the session's server failed: {error}",
+                    ErrorCode.INTERNAL_ERROR,
+                )
+                await self.cluster.events.end(op.stream, _encode_record(record))
 
     async def _unplaced(self, op: Op) -> None:
         """An op for a session not held here (any more): a POST is told to

@@ -541,3 +541,31 @@ async def test_an_unreachable_session_store_is_503_with_a_json_rpc_error(
         assert error["message"].startswith("the session store is unreachable: ")
         other = await post(client, url, call(1, "where"), session_headers("s" * 43))
         assert other.status_code == 503
+
+
+async def test_a_post_left_in_the_inbox_of_a_leaving_home_moves_with_its_session(
+    redis_server: RedisServer, redis_prefix: str, client: httpx.AsyncClient
+) -> None:
+    from redis.asyncio import Redis
+
+    async with instances(redis_server, redis_prefix, Gates(), 2) as (a, b):
+        session_id = await open_on(client, a.url)
+        reader = a.cluster._reader
+        assert reader is not None
+        reader.cancel()  # the op will wait in the inbox
+        posting = asyncio.get_running_loop().create_task(
+            post(client, b.url, call(1, "where"), session_headers(session_id))
+        )
+        raw = Redis.from_url(redis_server.url)
+        try:
+            inbox = a.cluster.inbox_key(a.cluster.instance_id)
+            for _ in range(int(LIMIT / 0.01)):
+                if await raw.xlen(inbox):
+                    break
+                await asyncio.sleep(0.01)
+        finally:
+            await raw.aclose()
+        await a.http.aclose()
+        moved = await posting
+        assert text_of(moved.json()) == "b"
+        assert b.http.sessions.find(session_id) is not None
