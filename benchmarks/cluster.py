@@ -245,13 +245,6 @@ class ClusterHarness:
             proc.kill()
             return proc.wait()
 
-    def restart_instance(self, index: int) -> Instance:
-        """Start instance `index` again on its port (after `stop_instance`)."""
-        old = self.instances[index]
-        self.instances[index] = instance = self._spawn(old.name, old.port)
-        self._wait_healthy(instance)
-        return instance
-
     def close(self) -> None:
         """Stop the proxy and every instance; remove the logs."""
         for server, _ in self._proxy_threads:
