@@ -12,6 +12,7 @@ and 2026-07-28 keeps them typed both ways. The real servers' listings are in
 
 from __future__ import annotations
 
+import importlib
 import json
 from pathlib import Path
 from types import ModuleType
@@ -21,11 +22,20 @@ import pytest
 
 from mcp_codegen_runtime import decode, encode, extra
 from mcp_codegen_runtime.codec.wire import UNSET, ValidationError
-from mcp_codegen_types import draft, v2025_11_25 as legacy, v2026_07_28 as modern
+from mcp_codegen_types import (
+    MODERN_VERSIONS,
+    MODULES,
+    v2025_11_25 as legacy,
+    v2026_07_28 as modern,
+)
 from mcp_codegen_types.conversions import convert
 from tests.conftest import SHARED_SCHEMAS
 
-MODERN = {"2026-07-28": modern, "draft": draft}
+MODERN = {
+    revision: importlib.import_module(MODULES[revision])
+    for revision in sorted(MODERN_VERSIONS, key=list(MODULES).index)
+}
+"""Every stateless-era revision: each gets the typed `properties`/`required`."""
 EXAMPLES = [
     (revision, path)
     for revision in MODERN
@@ -79,7 +89,7 @@ def test_the_examples_do_exercise_both_keywords() -> None:
     }
 
 
-@pytest.mark.parametrize("package", [modern, draft], ids=["2026-07-28", "draft"])
+@pytest.mark.parametrize("package", list(MODERN.values()), ids=list(MODERN))
 def test_a_parameter_list_reads_without_unknown_keys(package: ModuleType) -> None:
     raw = {
         "type": "object",
