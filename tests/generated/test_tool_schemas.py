@@ -2,8 +2,8 @@
 
 2026-07-28 (and the draft) let `Tool.inputSchema`/`outputSchema` carry any
 JSON Schema keyword, so the schema names only `$schema` and `type`;
-`schema/overrides/<rev>.toml` types `properties` and `required` as optional
-fields, as 2025-11-25 does. These tests pin that: the fields are typed (not
+`schema/overrides/tool-schema-keywords.toml` types `properties` and `required`
+as optional fields, as 2025-11-25 does. These tests pin that: the fields are typed (not
 unknown keys) on the specification's examples, the wire stays exact, values
 that are no JSON Schema are refused, and a Tool converted between 2025-11-25
 and 2026-07-28 keeps them typed both ways. The real servers' listings are in
