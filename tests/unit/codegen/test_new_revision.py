@@ -1,10 +1,11 @@
 """The drill: a revision the specification has not published yet, added as the
 README says, in a temporary copy of the project.
 
-The new revision `2027-03-01` is a copy of 2026-07-28's schema with one more
-type. The drill pins it, syncs, generates, checks, makes a scaffold speaking
-it, runs the scaffold's own tests, and talks to that scaffold with today's
-client (newest dated revision 2026-07-28) and with the new revision's client.
+The new revision (`NEW`, dated far ahead) is a copy of the newest dated
+revision's schema (2026-07-28 today) with one more type. The drill pins it,
+syncs, generates, checks, makes a scaffold speaking it, runs the scaffold's
+own tests, and talks to that scaffold with today's client (newest dated
+revision 2026-07-28) and with the new revision's client.
 Everything the copy runs comes from the copy (PYTHONPATH), never from the
 installed project.
 """
@@ -27,7 +28,8 @@ from mcp_codegen_runtime.client import Client
 from mcp_codegen_types.latest import TextContent
 from tests.conftest import ROOT, SCHEMA_DIR, SHARED_SCHEMAS
 
-NEW = "2027-03-01"
+NEW = "2099-03-01"
+"""A date no real revision will have, so the drill keeps working after the next one."""
 NEW_TYPE = {
     "type": "object",
     "description": "A type only the drill's revision has.",
@@ -74,7 +76,8 @@ def drill(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, str
     shutil.copytree(SCHEMA_DIR, copy / "schema", ignore=IGNORED)
     upstream = copy / "upstream"
     shutil.copytree(SHARED_SCHEMAS, upstream)
-    schema = json.loads((SCHEMA_DIR / "2026-07-28" / "schema.json").read_text())
+    newest = SCHEMA_DIR / mcp_codegen_types.LATEST_VERSION / "schema.json"
+    schema = json.loads(newest.read_text())
     schema["$defs"]["DrillNote"] = NEW_TYPE
     (upstream / NEW).mkdir()
     (upstream / NEW / "schema.json").write_text(json.dumps(schema, indent=2))
@@ -139,10 +142,17 @@ def test_the_new_revision_inherits_the_overrides(
     generated: tuple[Path, dict[str, str]],
 ) -> None:
     copy, _ = generated
-    module = copy / "generated" / "mcp_codegen_types" / "v2027_03_01" / "types.py"
+    module = (
+        copy
+        / "generated"
+        / "mcp_codegen_types"
+        / f"v{NEW.replace('-', '_')}"
+        / "types.py"
+    )
     text = module.read_text()
     assert "class DrillNote(" in text
-    ours = ROOT / "generated" / "mcp_codegen_types" / "v2026_07_28" / "types.py"
+    latest = "v" + mcp_codegen_types.LATEST_VERSION.replace("-", "_")
+    ours = ROOT / "generated" / "mcp_codegen_types" / latest / "types.py"
     default = 'msgspec.field(default="complete", name="resultType")'
     assert text.count(default) == ours.read_text().count(default) >= 13
 

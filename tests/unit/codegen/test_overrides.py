@@ -16,6 +16,8 @@ from mcp_codegen.overrides import Patch, check_inherited, load_patches, load_rul
 from tests.conftest import SCHEMA_DIR
 
 ORDER = ("a", "b", "c", "draft")
+NEW = "2099-12-31"
+"""The synthetic revision added (before draft) to a copy of schema/."""
 
 
 def patch(**where: object) -> Patch:
@@ -139,15 +141,15 @@ def add_revision(schema_dir: Path, name: str, copy_of: str = "2026-07-28") -> No
 
 @pytest.fixture
 def project(tmp_path: Path) -> Path:
-    """A copy of schema/ with a new revision `2027-01-01` (a copy of 2026-07-28)."""
+    """A copy of schema/ with a new revision `2099-12-31` (a copy of 2026-07-28)."""
     schema_dir = tmp_path / "schema"
     shutil.copytree(SCHEMA_DIR, schema_dir)
-    add_revision(schema_dir, "2027-01-01")
+    add_revision(schema_dir, "2099-12-31")
     return schema_dir
 
 
 def test_a_new_revision_inherits_since_rules(project: Path) -> None:
-    assert len(load_patches(project, "2027-01-01")) == len(
+    assert len(load_patches(project, "2099-12-31")) == len(
         load_patches(project, "2026-07-28")
     )
 
@@ -156,24 +158,25 @@ def test_generate_names_the_rule_a_new_revision_lost(
     project: Path, tmp_path: Path
 ) -> None:
     rule = project / "overrides" / "result-type-default.toml"
-    rule.write_text(
-        rule.read_text().replace('since = "2026-07-28"', 'revisions = ["2026-07-28"]')
-    )
+    names = load_manifest(project).names
+    before = names[names.index("2026-07-28") : names.index(NEW)]
+    listed = "revisions = [" + ", ".join(f'"{name}"' for name in before) + "]"
+    rule.write_text(rule.read_text().replace('since = "2026-07-28"', listed))
     result = CliRunner().invoke(
         main, ["generate", "--schema-dir", str(project), "--out", str(tmp_path / "o")]
     )
     assert result.exit_code == 1
-    assert "error: 2027-01-01, /$defs/CacheableResult/required: the override " in (
+    assert "error: 2099-12-31, /$defs/CacheableResult/required: the override " in (
         result.output
     )
     assert "result-type-default.toml" in result.output
-    assert "applies to 2026-07-28 but not to 2027-01-01" in result.output
+    assert f"applies to {before[-1]} but not to 2099-12-31" in result.output
 
 
 def test_a_stale_expectation_names_revision_pointer_and_rule(
     project: Path, tmp_path: Path
 ) -> None:
-    path = project / "2027-01-01" / "schema.json"
+    path = project / "2099-12-31" / "schema.json"
     document = json.loads(path.read_text())
     document["$defs"]["CallToolResult"]["required"] = ["content"]
     path.write_text(json.dumps(document))
@@ -182,7 +185,7 @@ def test_a_stale_expectation_names_revision_pointer_and_rule(
         [
             "schema",
             "pin",
-            "2027-01-01",
+            "2099-12-31",
             "--schema-dir",
             str(project),
             "--from",
@@ -190,12 +193,12 @@ def test_a_stale_expectation_names_revision_pointer_and_rule(
         ],
     )
     assert result.exit_code == 0, result.output
-    assert "2027-01-01: pinned sha256 " in result.output
+    assert "2099-12-31: pinned sha256 " in result.output
     result = CliRunner().invoke(
         main, ["generate", "--schema-dir", str(project), "--out", str(tmp_path / "o")]
     )
     assert result.exit_code == 1
-    assert "error: 2027-01-01, /$defs/CallToolResult/required: override " in (
+    assert "error: 2099-12-31, /$defs/CallToolResult/required: override " in (
         result.output
     )
     assert "expects ['content', 'resultType'] but the schema has ['content']" in (
