@@ -13,6 +13,7 @@ from .errors import NameCollisionError, UnsupportedSchemaError
 from .jsondata import is_array, is_object
 from .methods import extract_methods
 from .naming import field_name, inline_type_name
+from .tsdoc import render_tsdoc
 from .unions import classify_unions
 
 if TYPE_CHECKING:
@@ -52,6 +53,11 @@ class Builder:
         self.exclusive_unions: set[str] = set()
         """`oneOf` unions: exactly one member may match."""
 
+    def describe(self, node: object) -> str:
+        """The node's description, its TSDoc markup rendered as plain text."""
+        text: str = node.get("description", "") if is_object(node) else ""
+        return render_tsdoc(text, self.definitions) if "@" in text else text
+
     # -- errors -----------------------------------------------------------------
 
     def unsupported(self, message: str, pointer: str) -> UnsupportedSchemaError:
@@ -74,7 +80,7 @@ class Builder:
     def define(self, name: str, node: Any, pointer: str) -> None:
         """Turn the named schema `node` into a declaration called `name`."""
         node = self.flatten_all_of(node, pointer)
-        description = _description(node)
+        description = self.describe(node)
         if _is_struct(node):
             self.struct(name, node, pointer)
         elif is_object(node) and ("anyOf" in node or "oneOf" in node):
@@ -126,7 +132,7 @@ class Builder:
                     type=self.type_of(prop, inline_type_name(name, wire), prop_pointer),
                     required=wire in required,
                     default=default,
-                    description=_description(prop),
+                    description=self.describe(prop),
                 )
             )
         decl = ir.StructDecl(
@@ -134,7 +140,7 @@ class Builder:
             pointer=pointer,
             fields=tuple(fields),
             open=extra is not False,
-            description=_description(node),
+            description=self.describe(node),
         )
         self.decls[name] = decl
         return ir.Ref(name=name)
@@ -148,7 +154,7 @@ class Builder:
             self.type_of(option, f"{name}Option{index}", f"{pointer}/{keyword}/{index}")
             for index, option in enumerate(options)
         )
-        self.pending_unions[name] = (pointer, members, _description(node))
+        self.pending_unions[name] = (pointer, members, self.describe(node))
         if keyword == "oneOf":
             self.exclusive_unions.add(name)
         return ir.Ref(name=name)
@@ -331,10 +337,6 @@ def _is_struct(node: object) -> TypeGuard[dict[str, Any]]:
         and bool(node.get("properties"))
         and node.get("type", "object") == "object"
     )
-
-
-def _description(node: object) -> str:
-    return node.get("description", "") if is_object(node) else ""
 
 
 def _escape(token: str) -> str:

@@ -86,6 +86,35 @@ def schema_sync(
             )
 
 
+@schema.command("pin")
+@click.argument("revisions", nargs=-1, required=True)
+@schema_option
+@click.option(
+    "--from",
+    "source",
+    type=click.Path(exists=True, file_okay=False, path_type=Path),
+    help="Local folder laid out as <rev>/schema.json "
+    f"(default: ${SOURCE_ENV}, else the revision's url).",
+)
+def schema_pin(
+    revisions: tuple[str, ...], schema_dir: Path, source: Path | None
+) -> None:
+    """Fetch REVISIONS and record their files' sha256 in the manifest."""
+    with _reporting():
+        manifest = load_manifest(schema_dir)
+        _, results = sync(
+            manifest,
+            schema_dir,
+            manifest.select(revisions),
+            source_dir=source,
+            accept_new_hash=True,
+        )
+        for result in results:
+            click.echo(
+                f"{result.revision}: pinned sha256 {result.sha256} from {result.source}"
+            )
+
+
 @main.command()
 @schema_option
 @out_option

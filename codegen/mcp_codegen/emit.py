@@ -10,7 +10,6 @@ from __future__ import annotations
 import functools
 import itertools
 import re
-import textwrap
 from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
@@ -20,6 +19,7 @@ import jinja2
 from black.mode import Mode, TargetVersion
 
 from . import __version__, ir
+from .docwrap import wrap_description
 from .errors import UnsupportedSchemaError
 from .naming import method_constant, snake_case
 from .pytypes import Imports, join_union, references, render
@@ -61,22 +61,9 @@ def environment() -> jinja2.Environment:
 
 
 def docstring(text: str, indent: int = 0) -> str:
-    """A triple-quoted literal holding `text`, long lines wrapped to fit 88 columns."""
+    """A triple-quoted literal holding `text`, wrapped to fit 88 columns."""
     width = 88 - indent - 6
-    wrapped = "\n".join(
-        (
-            textwrap.fill(
-                line,
-                width,
-                break_long_words=False,
-                break_on_hyphens=False,
-                subsequent_indent=" " * (len(line) - len(line.lstrip())),
-            )
-            if len(line) > width
-            else line
-        )
-        for line in text.strip().splitlines()
-    )
+    wrapped = wrap_description(text.strip(), width)
     body = _escape_docstring(wrapped)
     pad = " " * indent
     lines = body.splitlines() or [""]

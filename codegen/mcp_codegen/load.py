@@ -11,6 +11,7 @@ import jsonschema.validators
 
 from .errors import SchemaLoadError
 from .jsondata import is_object
+from .manifest import pin_advice
 from .sync import schema_path
 
 if TYPE_CHECKING:
@@ -67,8 +68,8 @@ def parse_schema(data: bytes, pin: PinnedRevision, origin: str) -> LoadedSchema:
     digest = hashlib.sha256(data).hexdigest()
     if digest != pin.sha256:
         raise SchemaLoadError(
-            f"{origin} has sha256 {digest} but the manifest pins {pin.sha256}; "
-            f"run `mcp-codegen schema sync {pin.name}`",
+            f"{origin}: {pin_advice(pin.name, digest, pin.sha256)}; to restore the "
+            f"pinned file instead, run `mcp-codegen schema sync {pin.name}`",
             revision=pin.name,
         )
     try:

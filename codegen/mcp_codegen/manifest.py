@@ -141,6 +141,31 @@ class Manifest:
         self.path.write_text(header + "\n".join(blocks), encoding="utf-8")
 
 
+def pin_advice(name: str, digest: str, pinned: str) -> str:
+    """What to tell a user whose file of `name` hashes to `digest`, not `pinned`.
+
+    The manifest pins each schema file's SHA-256 digest, so a schema that changes
+    upstream is never taken silently; this says how to pin the file at hand.
+    """
+    if "@" in name:  # an extension: its schema is a committed file
+        how = f'paste `sha256 = "{digest}"` into its [[extension]] entry'
+    else:
+        how = (
+            f"run `mcp-codegen schema pin {name}` (with --from DIR if you sync "
+            f'from a folder), or paste `sha256 = "{digest}"` into its [[revision]] '
+            "entry of schema/manifest.toml"
+        )
+    found = (
+        f"the manifest pins sha256 {pinned}"
+        if pinned
+        else "the manifest pins no sha256 for it yet"
+    )
+    return (
+        f"the file's sha256 (its SHA-256 digest) is {digest}, but {found}; "
+        f"if this is the schema you mean, {how}"
+    )
+
+
 def _toml_str(value: str) -> str:
     return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
@@ -166,7 +191,7 @@ def load_manifest(schema_dir: Path) -> Manifest:
                 PinnedRevision(
                     name=entry["name"],
                     url=entry["url"],
-                    sha256=entry["sha256"],
+                    sha256=entry.get("sha256", ""),
                     dialect=entry["dialect"],
                     era=era,
                 )

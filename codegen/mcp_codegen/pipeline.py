@@ -12,8 +12,8 @@ import msgspec
 from .build import build_revision
 from .errors import SchemaLoadError
 from .load import from_document, load_schema, parse_schema
-from .manifest import Era, PinnedExtension, PinnedRevision
-from .overrides import apply_patches, load_patches
+from .manifest import Era, PinnedExtension, PinnedRevision, load_manifest
+from .overrides import apply_patches, check_inherited, load_rules
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -28,7 +28,10 @@ def load_revision(schema_dir: Path, pin: PinnedRevision) -> ir.Revision:
         CodegenError: any problem, naming the revision and JSON pointer.
     """
     schema = load_schema(schema_dir, pin)
-    patches = load_patches(schema_dir, pin.name)
+    order = load_manifest(schema_dir).names
+    rules = load_rules(schema_dir, order)
+    check_inherited(schema.document, rules, pin.name, order)
+    patches = tuple(rule for rule in rules if rule.applies_to(pin.name, order))
     document = apply_patches(schema.document, patches, pin.name)
     return build_revision(schema, document[schema.definitions_key])
 

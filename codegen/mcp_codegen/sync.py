@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .errors import SchemaLoadError
+from .manifest import pin_advice
 
 if TYPE_CHECKING:
     from .manifest import Manifest, PinnedRevision
@@ -64,9 +65,8 @@ def sync(
         if digest != rev.sha256:
             if not accept_new_hash:
                 raise SchemaLoadError(
-                    f"sha256 of {source} is {digest}, but the manifest pins "
-                    f"{rev.sha256}; if the new schema is intended, run "
-                    "`mcp-codegen schema sync --accept-new-hash` and review the diff",
+                    f"{source}: {pin_advice(rev.name, digest, rev.sha256)}, "
+                    "then review the diff",
                     revision=rev.name,
                 )
             manifest = manifest.with_hash(rev.name, digest)

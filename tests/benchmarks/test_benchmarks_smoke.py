@@ -17,19 +17,14 @@ from benchmarks import scaling
 from benchmarks.__main__ import main
 from benchmarks.types import CASES, CONTENDERS, DIRECTIONS, HAND, OURS, UNTYPED
 from benchmarks.yardstick import exact_equal
+from mcp_codegen.manifest import load_manifest
+from tests.conftest import SCHEMA_DIR
 
 if TYPE_CHECKING:
     from pathlib import Path
 
 EXAMPLES = 129
-REVISIONS = (
-    "2024-11-05",
-    "2025-03-26",
-    "2025-06-18",
-    "2025-11-25",
-    "2026-07-28",
-    "draft",
-)
+REVISIONS = load_manifest(SCHEMA_DIR).names
 
 
 @pytest.fixture(scope="module")

@@ -73,9 +73,10 @@ _RESULT_TYPE_DEFAULT = Leniency(
     key="resultType",
     value="complete",
     reason=(
-        "schema/overrides/<rev>.toml makes `resultType` optional with the Python "
-        "default 'complete': the specification says a client MUST treat an absent "
-        "resultType as 'complete' (results of servers of earlier revisions). "
+        "schema/overrides/result-type-default.toml makes `resultType` optional "
+        "with the Python default 'complete': the specification says a client "
+        "MUST treat an absent resultType as 'complete' (results of servers of "
+        "earlier revisions). "
         "jsonschema (original schema: required) rejects the instance; the codec "
         "accepts it and the round trip adds resultType='complete'. "
         "InputRequiredResult keeps it required."
@@ -102,7 +103,8 @@ revisions only, as their seeds fall."""
 _ELICIT_NUMBER = Leniency(
     shape="fractional-number",
     reason=(
-        "schema/overrides/<rev>.toml adds `number` to the value types of "
+        "schema/overrides/elicit-number-answers.toml adds `number` to the value "
+        "types of "
         "`ElicitResult.content` (string|integer|boolean upstream): a form may ask "
         'for a NumberSchema of `"type": "number"`, and the official SDK clients '
         "answer 2.5. jsonschema (original schema) rejects a fractional value there; "
@@ -113,7 +115,8 @@ _ELICIT_NUMBER = Leniency(
 _TOOL_SCHEMA_KEYWORDS = Leniency(
     shape="not-json-schema",
     reason=(
-        "a strictness, not a leniency: schema/overrides/<rev>.toml types "
+        "a strictness, not a leniency: schema/overrides/tool-schema-keywords.toml "
+        "types "
         "`properties` (object) and `required` (array of strings) of "
         "`Tool.inputSchema`/`outputSchema`, which the schema text leaves among "
         "any other keys, so a tool's parameters read the same in every "

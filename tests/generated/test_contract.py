@@ -54,12 +54,14 @@ def test_header_names_revision_hash_and_version(pin) -> None:
 
 def test_latest_is_the_newest_dated_revision() -> None:
     import mcp_codegen_types
-    from mcp_codegen_types import latest, v2026_07_28
+    from mcp_codegen_types import latest
 
-    assert mcp_codegen_types.LATEST_VERSION == "2026-07-28"
-    assert latest.CallToolResult is v2026_07_28.CallToolResult
+    dated = [name for name in MANIFEST.names if name != "draft"]
+    assert mcp_codegen_types.LATEST_VERSION == dated[-1]
+    newest = importlib.import_module(mcp_codegen_types.MODULES[dated[-1]])
+    assert latest.CallToolResult is newest.CallToolResult
     assert mcp_codegen_types.KNOWN_VERSIONS == MANIFEST.names
-    assert set(latest.__all__) == set(v2026_07_28.__all__)
+    assert set(latest.__all__) == set(newest.__all__)
 
 
 def test_numbers_keep_their_form() -> None:
@@ -149,12 +151,15 @@ def test_missing_result_type_means_complete_in_2026() -> None:
 
 
 @pytest.mark.parametrize(
-    "module", ["v2025_06_18", "v2025_11_25", "v2026_07_28", "draft"]
+    "revision", MANIFEST.names[MANIFEST.names.index("2025-06-18") :]
 )
-def test_elicitation_answers_may_be_fractional_numbers(module: str) -> None:
+def test_elicitation_answers_may_be_fractional_numbers(revision: str) -> None:
     """`NumberSchema` asks for `"type": "number"`, so an answer may be 2.5
-    (schema/overrides widens `ElicitResult.content` to allow it)."""
-    types = importlib.import_module(f"mcp_codegen_types.{module}")
+    (schema/overrides widens `ElicitResult.content` to allow it), in every
+    revision since 2025-06-18."""
+    types = importlib.import_module(
+        f"mcp_codegen_types.{MANIFEST.get(revision).module}"
+    )
     raw = b'{"action":"accept","content":{"amount":2.5,"count":2,"ok":true}}'
     answer = decode(raw, types.ElicitResult)
     assert answer.content == {"amount": 2.5, "count": 2, "ok": True}

@@ -2,8 +2,8 @@
 
 2026-07-28 (and the draft) let `Tool.inputSchema`/`outputSchema` carry any
 JSON Schema keyword, so the schema names only `$schema` and `type`;
-`schema/overrides/<rev>.toml` types `properties` and `required` as optional
-fields, as 2025-11-25 does. These tests pin that: the fields are typed (not
+`schema/overrides/tool-schema-keywords.toml` types `properties` and `required`
+as optional fields, as 2025-11-25 does. These tests pin that: the fields are typed (not
 unknown keys) on the specification's examples, the wire stays exact, values
 that are no JSON Schema are refused, and a Tool converted between 2025-11-25
 and 2026-07-28 keeps them typed both ways. The real servers' listings are in
@@ -12,6 +12,7 @@ and 2026-07-28 keeps them typed both ways. The real servers' listings are in
 
 from __future__ import annotations
 
+import importlib
 import json
 from pathlib import Path
 from types import ModuleType
@@ -21,11 +22,20 @@ import pytest
 
 from mcp_codegen_runtime import decode, encode, extra
 from mcp_codegen_runtime.codec.wire import UNSET, ValidationError
-from mcp_codegen_types import draft, v2025_11_25 as legacy, v2026_07_28 as modern
+from mcp_codegen_types import (
+    MODERN_VERSIONS,
+    MODULES,
+    v2025_11_25 as legacy,
+    v2026_07_28 as modern,
+)
 from mcp_codegen_types.conversions import convert
 from tests.conftest import SHARED_SCHEMAS
 
-MODERN = {"2026-07-28": modern, "draft": draft}
+MODERN = {
+    revision: importlib.import_module(MODULES[revision])
+    for revision in sorted(MODERN_VERSIONS, key=list(MODULES).index)
+}
+"""Every stateless-era revision: each gets the typed `properties`/`required`."""
 EXAMPLES = [
     (revision, path)
     for revision in MODERN
@@ -79,7 +89,7 @@ def test_the_examples_do_exercise_both_keywords() -> None:
     }
 
 
-@pytest.mark.parametrize("package", [modern, draft], ids=["2026-07-28", "draft"])
+@pytest.mark.parametrize("package", list(MODERN.values()), ids=list(MODERN))
 def test_a_parameter_list_reads_without_unknown_keys(package: ModuleType) -> None:
     raw = {
         "type": "object",

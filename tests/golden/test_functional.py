@@ -27,6 +27,7 @@ from mcp_codegen.emit import render_types
 from mcp_codegen.errors import UnsupportedSchemaError
 from mcp_codegen.naming import field_name
 from mcp_codegen.pipeline import revision_from_document
+from mcp_codegen.tsdoc import render_tsdoc
 from mcp_codegen_runtime import (
     ValidationError,
     convert,
@@ -581,7 +582,8 @@ def test_descriptions_survive_escaping(load_case: LoadCase) -> None:
     checked = 0
     for name, definition in defs.items():
         if "description" in definition:
-            assert _words(docs[name]) == _words(definition["description"]), name
+            written = render_tsdoc(definition["description"], defs)
+            assert _words(docs[name]) == _words(written), name
             checked += 1
         for wire_name, prop in definition.get("properties", {}).items():
             key = f"{name}.{field_name(wire_name)}"
@@ -590,7 +592,7 @@ def test_descriptions_survive_escaping(load_case: LoadCase) -> None:
                 checked += 1
             else:
                 assert key not in docs
-    assert checked == 10
+    assert checked == 12
     # no title becomes a description
     assert docs["WithTitle"] == "The `WithTitle` object of the schema."
 

@@ -309,7 +309,7 @@ async def test_tool_parameters_are_typed_fields_in_2026_07_28_types(
 ) -> None:
     """`input_schema.properties`/`.required` read the same whatever the server
     speaks: decoded natively from the Python SDK (2026-07-28), converted from
-    server-everything (2025-11-25). schema/overrides/2026-07-28.toml."""
+    server-everything (2025-11-25). schema/overrides/tool-schema-keywords.toml."""
     with anyio.fail_after(LIMIT):
         async with connect_stdio(
             commands[peer_id], **CLIENT, env=peer_env(), stderr="discard"

@@ -127,10 +127,9 @@ class ServerHandlers(Handlers):
         indicate that it is cancelling a request it previously issued.
 
         On stdio, the server also sends this notification, solely to terminate a
-        {@link SubscriptionsListenRequestsubscriptions/listen} stream: it
-        references the ID of the `subscriptions/listen` request that opened the
-        stream. Servers MUST NOT use this notification to cancel any other
-        request.
+        `subscriptions/listen` stream: it references the ID of the
+        `subscriptions/listen` request that opened the stream. Servers MUST NOT
+        use this notification to cancel any other request.
 
         The request SHOULD still be in-flight, but due to communication latency,
         it is always possible that this notification MAY arrive after the request
@@ -179,10 +178,10 @@ class ServerHandlers(Handlers):
 
     async def server_discover(self, params: RequestParams) -> DiscoverResult:
         """`server/discover`: A request from the client asking the server to
-        advertise its supported
-        protocol versions, capabilities, and other metadata. Servers **MUST**
-        implement `server/discover`. Clients **MAY** call it but are not required
-        to — version negotiation can also happen inline via per-request `_meta`.
+        advertise its supported protocol versions, capabilities, and other
+        metadata. Servers **MUST** implement `server/discover`. Clients **MAY**
+        call it but are not required to — version negotiation can also happen
+        inline via per-request `_meta`.
         """
         raise MethodNotFoundError(METHOD_SERVER_DISCOVER)
 
@@ -190,9 +189,9 @@ class ServerHandlers(Handlers):
         self, params: SubscriptionsListenRequestParams
     ) -> SubscriptionsListenResult:
         """`subscriptions/listen`: Sent from the client to open a long-lived channel
-        for receiving notifications
-        outside the context of a specific request. Replaces the previous HTTP GET
-        endpoint and ensures consistent behavior between HTTP and STDIO.
+        for receiving notifications outside the context of a specific request.
+        Replaces the previous HTTP GET endpoint and ensures consistent behavior
+        between HTTP and STDIO.
         """
         raise MethodNotFoundError(METHOD_SUBSCRIPTIONS_LISTEN)
 
@@ -230,10 +229,9 @@ class ClientHandlers(Handlers):
         indicate that it is cancelling a request it previously issued.
 
         On stdio, the server also sends this notification, solely to terminate a
-        {@link SubscriptionsListenRequestsubscriptions/listen} stream: it
-        references the ID of the `subscriptions/listen` request that opened the
-        stream. Servers MUST NOT use this notification to cancel any other
-        request.
+        `subscriptions/listen` stream: it references the ID of the
+        `subscriptions/listen` request that opened the stream. Servers MUST NOT
+        use this notification to cancel any other request.
 
         The request SHOULD still be in-flight, but due to communication latency,
         it is always possible that this notification MAY arrive after the request
@@ -264,9 +262,8 @@ class ClientHandlers(Handlers):
     ) -> None:
         """`notifications/prompts/list_changed`: An optional notification from the
         server to the client, informing it that the list of prompts it offers has
-        changed. This is only delivered on a {@link
-        SubscriptionsListenRequestsubscriptions/listen} stream when the client
-        requested it via the `promptsListChanged` filter field.
+        changed. This is only delivered on a `subscriptions/listen` stream when
+        the client requested it via the `promptsListChanged` filter field.
         """
         raise MethodNotFoundError(NOTIFICATION_PROMPTS_LIST_CHANGED)
 
@@ -275,9 +272,9 @@ class ClientHandlers(Handlers):
     ) -> None:
         """`notifications/resources/list_changed`: An optional notification from the
         server to the client, informing it that the list of resources it can read
-        from has changed. This is only delivered on a {@link
-        SubscriptionsListenRequestsubscriptions/listen} stream when the client
-        requested it via the `resourcesListChanged` filter field.
+        from has changed. This is only delivered on a `subscriptions/listen`
+        stream when the client requested it via the `resourcesListChanged` filter
+        field.
         """
         raise MethodNotFoundError(NOTIFICATION_RESOURCES_LIST_CHANGED)
 
@@ -287,8 +284,7 @@ class ClientHandlers(Handlers):
         """`notifications/resources/updated`: A notification from the server to the
         client, informing it that a resource has changed and may need to be read
         again. This is only sent for resources the client opted in to via the
-        `resourceSubscriptions` field of a {@link
-        SubscriptionsListenRequestsubscriptions/listen} request.
+        `resourceSubscriptions` field of a `subscriptions/listen` request.
         """
         raise MethodNotFoundError(NOTIFICATION_RESOURCES_UPDATED)
 
@@ -296,19 +292,15 @@ class ClientHandlers(Handlers):
         self, params: SubscriptionsAcknowledgedNotificationParams
     ) -> None:
         """`notifications/subscriptions/acknowledged`: Sent by the server to
-        acknowledge that a
-        {@link SubscriptionsListenRequestsubscriptions/listen} subscription has
-        been
+        acknowledge that a `subscriptions/listen` subscription has been
         established and to report which notification types it agreed to honor.
 
         This notification MUST be the first message the server sends carrying the
         subscription's ID in `io.modelcontextprotocol/subscriptionId`. The server
-        MUST
-        NOT send any notification on the subscription before acknowledging it. On
-        stdio, where every subscription shares one channel, this ordering is
-        defined
-        per subscription ID and not per channel: messages belonging to other
-        subscriptions MAY be interleaved before it.
+        MUST NOT send any notification on the subscription before acknowledging
+        it. On stdio, where every subscription shares one channel, this ordering
+        is defined per subscription ID and not per channel: messages belonging to
+        other subscriptions MAY be interleaved before it.
         """
         raise MethodNotFoundError(NOTIFICATION_SUBSCRIPTIONS_ACKNOWLEDGED)
 
@@ -317,25 +309,20 @@ class ClientHandlers(Handlers):
     ) -> None:
         """`notifications/tools/list_changed`: An optional notification from the
         server to the client, informing it that the list of tools it offers has
-        changed. This is only delivered on a {@link
-        SubscriptionsListenRequestsubscriptions/listen} stream when the client
-        requested it via the `toolsListChanged` filter field.
+        changed. This is only delivered on a `subscriptions/listen` stream when
+        the client requested it via the `toolsListChanged` filter field.
         """
         raise MethodNotFoundError(NOTIFICATION_TOOLS_LIST_CHANGED)
 
     async def roots_list(self, params: ListRootsRequestParams) -> ListRootsResult:
         """`roots/list`: Sent from the server to request a list of root URIs from the
-        client. Roots allow
-        servers to ask for specific directories or files to operate on. A common
-        example
-        for roots is providing a set of repositories or directories a server
-        should operate
-        on.
+        client. Roots allow servers to ask for specific directories or files to
+        operate on. A common example for roots is providing a set of repositories
+        or directories a server should operate on.
 
         This request is typically used when the server needs to understand the
-        file system
-        structure or access specific locations that the client has permission to
-        read from.
+        file system structure or access specific locations that the client has
+        permission to read from.
         """
         raise MethodNotFoundError(METHOD_ROOTS_LIST)
 
@@ -408,10 +395,9 @@ class Client:
         indicate that it is cancelling a request it previously issued.
 
         On stdio, the server also sends this notification, solely to terminate a
-        {@link SubscriptionsListenRequestsubscriptions/listen} stream: it
-        references the ID of the `subscriptions/listen` request that opened the
-        stream. Servers MUST NOT use this notification to cancel any other
-        request.
+        `subscriptions/listen` stream: it references the ID of the
+        `subscriptions/listen` request that opened the stream. Servers MUST NOT
+        use this notification to cancel any other request.
 
         The request SHOULD still be in-flight, but due to communication latency,
         it is always possible that this notification MAY arrive after the request
@@ -584,10 +570,10 @@ class Client:
         self, params: RequestParams | None = None, /, **fields: Any
     ) -> DiscoverResult:
         """`server/discover`: A request from the client asking the server to
-        advertise its supported
-        protocol versions, capabilities, and other metadata. Servers **MUST**
-        implement `server/discover`. Clients **MAY** call it but are not required
-        to — version negotiation can also happen inline via per-request `_meta`.
+        advertise its supported protocol versions, capabilities, and other
+        metadata. Servers **MUST** implement `server/discover`. Clients **MAY**
+        call it but are not required to — version negotiation can also happen
+        inline via per-request `_meta`.
         """
         if params is None:
             if fields.get("meta") is None:
@@ -616,9 +602,9 @@ class Client:
         self, params: SubscriptionsListenRequestParams | None = None, /, **fields: Any
     ) -> SubscriptionsListenResult:
         """`subscriptions/listen`: Sent from the client to open a long-lived channel
-        for receiving notifications
-        outside the context of a specific request. Replaces the previous HTTP GET
-        endpoint and ensures consistent behavior between HTTP and STDIO.
+        for receiving notifications outside the context of a specific request.
+        Replaces the previous HTTP GET endpoint and ensures consistent behavior
+        between HTTP and STDIO.
         """
         if params is None:
             if fields.get("meta") is None:

@@ -240,8 +240,8 @@ class Annotations(OpenStruct, kw_only=True):
     """Describes how important this data is for operating the server.
 
     A value of 1 means "most important," and indicates that the data is
-    effectively required, while 0 means "least important," and indicates that
-    the data is entirely optional.
+    effectively required, while 0 means "least important," and indicates that the
+    data is entirely optional.
     """
 
 
@@ -274,12 +274,10 @@ class BaseMetadata(OpenStruct, kw_only=True):
 
     title: str | UnsetType = UNSET
     """Intended for UI and end-user contexts — optimized to be human-readable and
-    easily understood,
-    even by those unfamiliar with domain-specific terminology.
+    easily understood, even by those unfamiliar with domain-specific terminology.
 
-    If not provided, the name should be used for display (except for {@link Tool},
-    where `annotations.title` should be given precedence over using `name`,
-    if present).
+    If not provided, the name should be used for display (except for `Tool`, where
+    `annotations.title` should be given precedence over using `name`, if present).
     """
 
 
@@ -317,32 +315,31 @@ class CacheableResult(OpenStruct, kw_only=True):
     """Indicates the intended scope of the cached response, analogous to HTTP
     `Cache-Control: public` vs `Cache-Control: private`.
 
-    - `"public"`: The response does not contain user-specific data. Any
-      client or intermediary (e.g., shared gateway, caching proxy) MAY cache
-      the response and serve it across authorization contexts.
-    - `"private"`: The response MAY be cached and reused only within the
-      same authorization context. Caches MUST NOT be shared across
-      authorization contexts (e.g., a different access token requires a
-      different cache).
+    - `"public"`: The response does not contain user-specific data. Any client or
+      intermediary (e.g., shared gateway, caching proxy) MAY cache the response
+      and serve it across authorization contexts.
+    - `"private"`: The response MAY be cached and reused only within the same
+      authorization context. Caches MUST NOT be shared across authorization
+      contexts (e.g., a different access token requires a different cache).
     """
 
     result_type: str = msgspec.field(default="complete", name="resultType")
-    """Indicates the type of the result, which allows the client to determine
-    how to parse the result object.
+    """Indicates the type of the result, which allows the client to determine how to
+    parse the result object.
 
-    Servers implementing this protocol version MUST include this field.
-    For backward compatibility, when a client receives a result from a
-    server implementing an earlier protocol version (which does not include
+    Servers implementing this protocol version MUST include this field. For
+    backward compatibility, when a client receives a result from a server
+    implementing an earlier protocol version (which does not include
     `resultType`), the client MUST treat the absent field as `"complete"`.
     """
 
     ttl_ms: Annotated[int, msgspec.Meta(ge=0)] = msgspec.field(name="ttlMs")
-    """A hint from the server indicating how long (in milliseconds) the
-    client MAY cache this response before re-fetching. Semantics are
-    analogous to HTTP Cache-Control max-age.
+    """A hint from the server indicating how long (in milliseconds) the client MAY
+    cache this response before re-fetching. Semantics are analogous to HTTP
+    Cache-Control max-age.
 
-    - If 0, The response SHOULD be considered immediately stale,
-      The client MAY re-fetch every time the result is needed.
+    - If 0, The response SHOULD be considered immediately stale, The client MAY
+      re-fetch every time the result is needed.
     - If positive, the client SHOULD consider the result fresh for this many
       milliseconds after receiving the response.
     """
@@ -379,9 +376,7 @@ class CallToolRequestParams(OpenStruct, kw_only=True):
 
 
 class CallToolResult(OpenStruct, kw_only=True):
-    """The result returned by the server for a {@link CallToolRequesttools/call}
-    request.
-    """
+    """The result returned by the server for a `tools/call` request."""
 
     content: list[ContentBlock]
     """A list of content objects that represent the unstructured result of the tool
@@ -389,12 +384,12 @@ class CallToolResult(OpenStruct, kw_only=True):
     """
 
     result_type: str = msgspec.field(default="complete", name="resultType")
-    """Indicates the type of the result, which allows the client to determine
-    how to parse the result object.
+    """Indicates the type of the result, which allows the client to determine how to
+    parse the result object.
 
-    Servers implementing this protocol version MUST include this field.
-    For backward compatibility, when a client receives a result from a
-    server implementing an earlier protocol version (which does not include
+    Servers implementing this protocol version MUST include this field. For
+    backward compatibility, when a client receives a result from a server
+    implementing an earlier protocol version (which does not include
     `resultType`), the client MUST treat the absent field as `"complete"`.
     """
 
@@ -408,9 +403,9 @@ class CallToolResult(OpenStruct, kw_only=True):
     response. Otherwise, the LLM would not be able to see that an error occurred
     and self-correct.
 
-    However, any errors in _finding_ the tool, an error indicating that the
-    server does not support tool calls, or any other exceptional conditions,
-    should be reported as an MCP error response.
+    However, any errors in _finding_ the tool, an error indicating that the server
+    does not support tool calls, or any other exceptional conditions, should be
+    reported as an MCP error response.
     """
 
     meta: ResultMetaObject | UnsetType = msgspec.field(default=UNSET, name="_meta")
@@ -426,9 +421,7 @@ class CallToolResult(OpenStruct, kw_only=True):
 
 
 class CallToolResultResponse(OpenStruct, kw_only=True):
-    """A successful response from the server for a {@link CallToolRequesttools/call}
-    request.
-    """
+    """A successful response from the server for a `tools/call` request."""
 
     id: RequestId
 
@@ -444,9 +437,9 @@ class CancelledNotification(
     request it previously issued.
 
     On stdio, the server also sends this notification, solely to terminate a
-    {@link SubscriptionsListenRequestsubscriptions/listen} stream: it references
-    the ID of the `subscriptions/listen` request that opened the stream. Servers
-    MUST NOT use this notification to cancel any other request.
+    `subscriptions/listen` stream: it references the ID of the
+    `subscriptions/listen` request that opened the stream. Servers MUST NOT use
+    this notification to cancel any other request.
 
     The request SHOULD still be in-flight, but due to communication latency, it is
     always possible that this notification MAY arrive after the request has
@@ -494,13 +487,11 @@ class ClientCapabilities(OpenStruct, kw_only=True):
 
     extensions: dict[str, JSONObject] | UnsetType = UNSET
     """Optional MCP extensions that the client supports. Keys are extension
-    identifiers
-    (e.g., "io.modelcontextprotocol/oauth-client-credentials"), and values are
-    per-extension settings objects. An empty object indicates support with no
-    settings.
+    identifiers (e.g., "io.modelcontextprotocol/oauth-client-credentials"), and
+    values are per-extension settings objects. An empty object indicates support
+    with no settings.
 
-    Keys MUST follow the {@link MetaObject`_meta` key naming rules}, with a
-    mandatory prefix.
+    Keys MUST follow the `_meta` key naming rules, with a mandatory prefix.
     """
 
     roots: dict[str, Any] | UnsetType = UNSET
@@ -536,9 +527,9 @@ class ClientNotification(OpenStruct, kw_only=True):
     request it previously issued.
 
     On stdio, the server also sends this notification, solely to terminate a
-    {@link SubscriptionsListenRequestsubscriptions/listen} stream: it references
-    the ID of the `subscriptions/listen` request that opened the stream. Servers
-    MUST NOT use this notification to cancel any other request.
+    `subscriptions/listen` stream: it references the ID of the
+    `subscriptions/listen` request that opened the stream. Servers MUST NOT use
+    this notification to cancel any other request.
 
     The request SHOULD still be in-flight, but due to communication latency, it is
     always possible that this notification MAY arrive after the request has
@@ -599,19 +590,17 @@ class CompleteRequestParamsContext(OpenStruct, kw_only=True):
 
 
 class CompleteResult(OpenStruct, kw_only=True):
-    """The result returned by the server for a {@link
-    CompleteRequestcompletion/complete} request.
-    """
+    """The result returned by the server for a `completion/complete` request."""
 
     completion: CompleteResultCompletion
 
     result_type: str = msgspec.field(default="complete", name="resultType")
-    """Indicates the type of the result, which allows the client to determine
-    how to parse the result object.
+    """Indicates the type of the result, which allows the client to determine how to
+    parse the result object.
 
-    Servers implementing this protocol version MUST include this field.
-    For backward compatibility, when a client receives a result from a
-    server implementing an earlier protocol version (which does not include
+    Servers implementing this protocol version MUST include this field. For
+    backward compatibility, when a client receives a result from a server
+    implementing an earlier protocol version (which does not include
     `resultType`), the client MUST treat the absent field as `"complete"`.
     """
 
@@ -636,9 +625,7 @@ class CompleteResultCompletion(OpenStruct, kw_only=True):
 
 
 class CompleteResultResponse(OpenStruct, kw_only=True):
-    """A successful response from the server for a {@link
-    CompleteRequestcompletion/complete} request.
-    """
+    """A successful response from the server for a `completion/complete` request."""
 
     id: RequestId
 
@@ -675,14 +662,12 @@ class CreateMessageRequestParams(OpenStruct, kw_only=True):
         msgspec.field(default=UNSET, name="includeContext")
     )
     """A request to include context from one or more MCP servers (including the
-    caller), to be attached to the prompt.
-    The client MAY ignore this request.
+    caller), to be attached to the prompt. The client MAY ignore this request.
 
     Default is `"none"`. The values `"thisServer"` and `"allServers"` are
-    deprecated (SEP-2596): servers SHOULD
-    omit this field or use `"none"`, and SHOULD only use the deprecated values if
-    the client declares
-    {@link ClientCapabilities.sampling.context}.
+    deprecated (SEP-2596): servers SHOULD omit this field or use `"none"`, and
+    SHOULD only use the deprecated values if the client declares
+    `ClientCapabilities.sampling.context`.
     """
 
     metadata: JSONObject | UnsetType = UNSET
@@ -711,26 +696,23 @@ class CreateMessageRequestParams(OpenStruct, kw_only=True):
     tool_choice: ToolChoice | UnsetType = msgspec.field(
         default=UNSET, name="toolChoice"
     )
-    """Controls how the model uses tools.
-    The client MUST return an error if this field is provided but {@link
-    ClientCapabilities.sampling.tools} is not declared.
+    """Controls how the model uses tools. The client MUST return an error if this
+    field is provided but `ClientCapabilities.sampling.tools` is not declared.
     Default is `{ mode: "auto" }`.
     """
 
     tools: list[Tool] | UnsetType = UNSET
-    """Tools that the model may use during generation.
-    The client MUST return an error if this field is provided but {@link
-    ClientCapabilities.sampling.tools} is not declared.
+    """Tools that the model may use during generation. The client MUST return an
+    error if this field is provided but `ClientCapabilities.sampling.tools` is not
+    declared.
     """
 
 
 class CreateMessageResult(OpenStruct, kw_only=True):
-    """The result returned by the client for a {@link
-    CreateMessageRequestsampling/createMessage} request.
-    The client should inform the user before returning the sampled message, to
-    allow them
-    to inspect the response (human in the loop) and decide whether to allow the
-    server to see it.
+    """The result returned by the client for a `sampling/createMessage` request. The
+    client should inform the user before returning the sampled message, to allow
+    them to inspect the response (human in the loop) and decide whether to allow
+    the server to see it.
     """
 
     content: CreateMessageResultContent
@@ -760,8 +742,8 @@ class DiscoverRequest(
 ):
     """A request from the client asking the server to advertise its supported
     protocol versions, capabilities, and other metadata. Servers **MUST**
-    implement `server/discover`. Clients **MAY** call it but are not required
-    to — version negotiation can also happen inline via per-request `_meta`.
+    implement `server/discover`. Clients **MAY** call it but are not required to —
+    version negotiation can also happen inline via per-request `_meta`.
     """
 
     id: RequestId
@@ -772,48 +754,45 @@ class DiscoverRequest(
 
 
 class DiscoverResult(OpenStruct, kw_only=True):
-    """The result returned by the server for a {@link DiscoverRequestserver/discover}
-    request.
-    """
+    """The result returned by the server for a `server/discover` request."""
 
     cache_scope: Literal["private", "public"] = msgspec.field(name="cacheScope")
     """Indicates the intended scope of the cached response, analogous to HTTP
     `Cache-Control: public` vs `Cache-Control: private`.
 
-    - `"public"`: The response does not contain user-specific data. Any
-      client or intermediary (e.g., shared gateway, caching proxy) MAY cache
-      the response and serve it across authorization contexts.
-    - `"private"`: The response MAY be cached and reused only within the
-      same authorization context. Caches MUST NOT be shared across
-      authorization contexts (e.g., a different access token requires a
-      different cache).
+    - `"public"`: The response does not contain user-specific data. Any client or
+      intermediary (e.g., shared gateway, caching proxy) MAY cache the response
+      and serve it across authorization contexts.
+    - `"private"`: The response MAY be cached and reused only within the same
+      authorization context. Caches MUST NOT be shared across authorization
+      contexts (e.g., a different access token requires a different cache).
     """
 
     capabilities: ServerCapabilities
     """The capabilities of the server."""
 
     result_type: str = msgspec.field(default="complete", name="resultType")
-    """Indicates the type of the result, which allows the client to determine
-    how to parse the result object.
+    """Indicates the type of the result, which allows the client to determine how to
+    parse the result object.
 
-    Servers implementing this protocol version MUST include this field.
-    For backward compatibility, when a client receives a result from a
-    server implementing an earlier protocol version (which does not include
+    Servers implementing this protocol version MUST include this field. For
+    backward compatibility, when a client receives a result from a server
+    implementing an earlier protocol version (which does not include
     `resultType`), the client MUST treat the absent field as `"complete"`.
     """
 
     supported_versions: list[str] = msgspec.field(name="supportedVersions")
-    """MCP Protocol Versions this server supports. The client should choose a
-    version from this list for use in subsequent requests.
+    """MCP Protocol Versions this server supports. The client should choose a version
+    from this list for use in subsequent requests.
     """
 
     ttl_ms: Annotated[int, msgspec.Meta(ge=0)] = msgspec.field(name="ttlMs")
-    """A hint from the server indicating how long (in milliseconds) the
-    client MAY cache this response before re-fetching. Semantics are
-    analogous to HTTP Cache-Control max-age.
+    """A hint from the server indicating how long (in milliseconds) the client MAY
+    cache this response before re-fetching. Semantics are analogous to HTTP
+    Cache-Control max-age.
 
-    - If 0, The response SHOULD be considered immediately stale,
-      The client MAY re-fetch every time the result is needed.
+    - If 0, The response SHOULD be considered immediately stale, The client MAY
+      re-fetch every time the result is needed.
     - If positive, the client SHOULD consider the result fresh for this many
       milliseconds after receiving the response.
     """
@@ -821,19 +800,17 @@ class DiscoverResult(OpenStruct, kw_only=True):
     instructions: str | UnsetType = UNSET
     """Natural-language guidance describing the server and its features.
 
-    This can be used by clients to improve an LLM's understanding of
-    available tools (e.g., by including it in a system prompt). It should
-    focus on information that helps the model use the server effectively
-    and should not duplicate information already in tool descriptions.
+    This can be used by clients to improve an LLM's understanding of available
+    tools (e.g., by including it in a system prompt). It should focus on
+    information that helps the model use the server effectively and should not
+    duplicate information already in tool descriptions.
     """
 
     meta: ResultMetaObject | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
 
 class DiscoverResultResponse(OpenStruct, kw_only=True):
-    """A successful response from the server for a {@link
-    DiscoverRequestserver/discover} request.
-    """
+    """A successful response from the server for a `server/discover` request."""
 
     id: RequestId
 
@@ -865,8 +842,8 @@ class ElicitRequestFormParams(OpenStruct, kw_only=True):
     requested_schema: ElicitRequestFormParamsRequestedSchema = msgspec.field(
         name="requestedSchema"
     )
-    """A restricted subset of JSON Schema.
-    Only top-level properties are allowed, without nesting.
+    """A restricted subset of JSON Schema. Only top-level properties are allowed,
+    without nesting.
     """
 
     mode: Literal["form"] | UnsetType = UNSET
@@ -874,8 +851,8 @@ class ElicitRequestFormParams(OpenStruct, kw_only=True):
 
 
 class ElicitRequestFormParamsRequestedSchema(OpenStruct, kw_only=True):
-    """A restricted subset of JSON Schema.
-    Only top-level properties are allowed, without nesting.
+    """A restricted subset of JSON Schema. Only top-level properties are allowed,
+    without nesting.
     """
 
     properties: dict[str, PrimitiveSchemaDefinition]
@@ -903,9 +880,7 @@ class ElicitRequestURLParams(OpenStruct, kw_only=True):
 
 
 class ElicitResult(OpenStruct, kw_only=True):
-    """The result returned by the client for an {@link
-    ElicitRequestelicitation/create} request.
-    """
+    """The result returned by the client for an `elicitation/create` request."""
 
     action: Literal["accept", "cancel", "decline"]
     """The user action in response to the elicitation.
@@ -916,9 +891,8 @@ class ElicitResult(OpenStruct, kw_only=True):
 
     content: dict[str, ElicitResultContentValue] | UnsetType = UNSET
     """The submitted form data, only present when action is `"accept"` and mode was
-    `"form"`.
-    Contains values matching the requested schema.
-    Omitted for out-of-band mode responses.
+    `"form"`. Contains values matching the requested schema. Omitted for
+    out-of-band mode responses.
     """
 
 
@@ -983,19 +957,17 @@ class GetPromptRequestParams(OpenStruct, kw_only=True):
 
 
 class GetPromptResult(OpenStruct, kw_only=True):
-    """The result returned by the server for a {@link GetPromptRequestprompts/get}
-    request.
-    """
+    """The result returned by the server for a `prompts/get` request."""
 
     messages: list[PromptMessage]
 
     result_type: str = msgspec.field(default="complete", name="resultType")
-    """Indicates the type of the result, which allows the client to determine
-    how to parse the result object.
+    """Indicates the type of the result, which allows the client to determine how to
+    parse the result object.
 
-    Servers implementing this protocol version MUST include this field.
-    For backward compatibility, when a client receives a result from a
-    server implementing an earlier protocol version (which does not include
+    Servers implementing this protocol version MUST include this field. For
+    backward compatibility, when a client receives a result from a server
+    implementing an earlier protocol version (which does not include
     `resultType`), the client MUST treat the absent field as `"complete"`.
     """
 
@@ -1006,9 +978,7 @@ class GetPromptResult(OpenStruct, kw_only=True):
 
 
 class GetPromptResultResponse(OpenStruct, kw_only=True):
-    """A successful response from the server for a {@link
-    GetPromptRequestprompts/get} request.
-    """
+    """A successful response from the server for a `prompts/get` request."""
 
     id: RequestId
 
@@ -1019,9 +989,9 @@ class GetPromptResultResponse(OpenStruct, kw_only=True):
 
 class HeaderMismatchError(OpenStruct, kw_only=True):
     """Returned when a server rejects a request because the values in the HTTP
-    headers do not match the corresponding values in the request body, or
-    because required headers are missing or malformed. For HTTP, the response
-    status code MUST be `400 Bad Request`.
+    headers do not match the corresponding values in the request body, or because
+    required headers are missing or malformed. For HTTP, the response status code
+    MUST be `400 Bad Request`.
     """
 
     error: HeaderMismatchErrorError
@@ -1054,17 +1024,16 @@ class Icon(OpenStruct, kw_only=True):
     """A standard URI pointing to an icon resource. May be an HTTP/HTTPS URL or a
     `data:` URI with Base64-encoded image data.
 
-    Consumers SHOULD take steps to ensure URLs serving icons are from the
-    same domain as the client/server or a trusted domain.
+    Consumers SHOULD take steps to ensure URLs serving icons are from the same
+    domain as the client/server or a trusted domain.
 
     Consumers SHOULD take appropriate precautions when consuming SVGs as they can
-    contain
-    executable JavaScript.
+    contain executable JavaScript.
     """
 
     mime_type: str | UnsetType = msgspec.field(default=UNSET, name="mimeType")
-    """Optional MIME type override if the source MIME type is missing or generic.
-    For example: `"image/png"`, `"image/jpeg"`, or `"image/svg+xml"`.
+    """Optional MIME type override if the source MIME type is missing or generic. For
+    example: `"image/png"`, `"image/jpeg"`, or `"image/svg+xml"`.
     """
 
     sizes: list[str] | UnsetType = UNSET
@@ -1078,10 +1047,8 @@ class Icon(OpenStruct, kw_only=True):
 
     theme: Literal["dark", "light"] | UnsetType = UNSET
     """Optional specifier for the theme this icon is designed for. `"light"`
-    indicates
-    the icon is designed to be used with a light background, and `"dark"`
-    indicates
-    the icon is designed to be used with a dark background.
+    indicates the icon is designed to be used with a light background, and
+    `"dark"` indicates the icon is designed to be used with a dark background.
 
     If not provided, the client should assume the icon can be used with any theme.
     """
@@ -1155,12 +1122,10 @@ class Implementation(OpenStruct, kw_only=True):
 
     title: str | UnsetType = UNSET
     """Intended for UI and end-user contexts — optimized to be human-readable and
-    easily understood,
-    even by those unfamiliar with domain-specific terminology.
+    easily understood, even by those unfamiliar with domain-specific terminology.
 
-    If not provided, the name should be used for display (except for {@link Tool},
-    where `annotations.title` should be given precedence over using `name`,
-    if present).
+    If not provided, the name should be used for display (except for `Tool`, where
+    `annotations.title` should be given precedence over using `name`, if present).
     """
 
     website_url: str | UnsetType = msgspec.field(default=UNSET, name="websiteUrl")
@@ -1169,19 +1134,18 @@ class Implementation(OpenStruct, kw_only=True):
 
 class InputRequiredResult(OpenStruct, kw_only=True):
     """An InputRequiredResult sent by the server to indicate that additional input is
-    needed
-    before the request can be completed.
+    needed before the request can be completed.
 
     At least one of `inputRequests` or `requestState` MUST be present.
     """
 
     result_type: str = msgspec.field(name="resultType")
-    """Indicates the type of the result, which allows the client to determine
-    how to parse the result object.
+    """Indicates the type of the result, which allows the client to determine how to
+    parse the result object.
 
-    Servers implementing this protocol version MUST include this field.
-    For backward compatibility, when a client receives a result from a
-    server implementing an earlier protocol version (which does not include
+    Servers implementing this protocol version MUST include this field. For
+    backward compatibility, when a client receives a result from a server
+    implementing an earlier protocol version (which does not include
     `resultType`), the client MUST treat the absent field as `"complete"`.
     """
 
@@ -1238,7 +1202,7 @@ class InvalidParamsError(OpenStruct, kw_only=True):
     - **Pagination**: Invalid or expired cursor values
     - **Logging**: Invalid log level
     - **Elicitation**: Server requests an elicitation mode not declared in client
-    capabilities
+      capabilities
     - **Sampling**: Missing tool result or tool results mixed with other content
     """
 
@@ -1320,8 +1284,8 @@ class JSONRPCResultResponse(OpenStruct, kw_only=True):
 
 
 class LegacyTitledEnumSchema(OpenStruct, kw_only=True):
-    """Use {@link TitledSingleSelectEnumSchema} instead.
-    This interface will be removed in a future version.
+    """Use `TitledSingleSelectEnumSchema` instead. This interface will be removed in
+    a future version.
     """
 
     enum: list[str]
@@ -1333,8 +1297,8 @@ class LegacyTitledEnumSchema(OpenStruct, kw_only=True):
     description: str | UnsetType = UNSET
 
     enum_names: list[str] | UnsetType = msgspec.field(default=UNSET, name="enumNames")
-    """(Legacy) Display names for enum values.
-    Non-standard according to JSON schema 2020-12.
+    """(Legacy) Display names for enum values. Non-standard according to JSON schema
+    2020-12.
     """
 
     title: str | UnsetType = UNSET
@@ -1355,42 +1319,39 @@ class ListPromptsRequest(
 
 
 class ListPromptsResult(OpenStruct, kw_only=True):
-    """The result returned by the server for a {@link ListPromptsRequestprompts/list}
-    request.
-    """
+    """The result returned by the server for a `prompts/list` request."""
 
     cache_scope: Literal["private", "public"] = msgspec.field(name="cacheScope")
     """Indicates the intended scope of the cached response, analogous to HTTP
     `Cache-Control: public` vs `Cache-Control: private`.
 
-    - `"public"`: The response does not contain user-specific data. Any
-      client or intermediary (e.g., shared gateway, caching proxy) MAY cache
-      the response and serve it across authorization contexts.
-    - `"private"`: The response MAY be cached and reused only within the
-      same authorization context. Caches MUST NOT be shared across
-      authorization contexts (e.g., a different access token requires a
-      different cache).
+    - `"public"`: The response does not contain user-specific data. Any client or
+      intermediary (e.g., shared gateway, caching proxy) MAY cache the response
+      and serve it across authorization contexts.
+    - `"private"`: The response MAY be cached and reused only within the same
+      authorization context. Caches MUST NOT be shared across authorization
+      contexts (e.g., a different access token requires a different cache).
     """
 
     prompts: list[Prompt]
 
     result_type: str = msgspec.field(default="complete", name="resultType")
-    """Indicates the type of the result, which allows the client to determine
-    how to parse the result object.
+    """Indicates the type of the result, which allows the client to determine how to
+    parse the result object.
 
-    Servers implementing this protocol version MUST include this field.
-    For backward compatibility, when a client receives a result from a
-    server implementing an earlier protocol version (which does not include
+    Servers implementing this protocol version MUST include this field. For
+    backward compatibility, when a client receives a result from a server
+    implementing an earlier protocol version (which does not include
     `resultType`), the client MUST treat the absent field as `"complete"`.
     """
 
     ttl_ms: Annotated[int, msgspec.Meta(ge=0)] = msgspec.field(name="ttlMs")
-    """A hint from the server indicating how long (in milliseconds) the
-    client MAY cache this response before re-fetching. Semantics are
-    analogous to HTTP Cache-Control max-age.
+    """A hint from the server indicating how long (in milliseconds) the client MAY
+    cache this response before re-fetching. Semantics are analogous to HTTP
+    Cache-Control max-age.
 
-    - If 0, The response SHOULD be considered immediately stale,
-      The client MAY re-fetch every time the result is needed.
+    - If 0, The response SHOULD be considered immediately stale, The client MAY
+      re-fetch every time the result is needed.
     - If positive, the client SHOULD consider the result fresh for this many
       milliseconds after receiving the response.
     """
@@ -1399,15 +1360,12 @@ class ListPromptsResult(OpenStruct, kw_only=True):
 
     next_cursor: str | UnsetType = msgspec.field(default=UNSET, name="nextCursor")
     """An opaque token representing the pagination position after the last returned
-    result.
-    If present, there may be more results available.
+    result. If present, there may be more results available.
     """
 
 
 class ListPromptsResultResponse(OpenStruct, kw_only=True):
-    """A successful response from the server for a {@link
-    ListPromptsRequestprompts/list} request.
-    """
+    """A successful response from the server for a `prompts/list` request."""
 
     id: RequestId
 
@@ -1429,42 +1387,39 @@ class ListResourceTemplatesRequest(
 
 
 class ListResourceTemplatesResult(OpenStruct, kw_only=True):
-    """The result returned by the server for a {@link
-    ListResourceTemplatesRequestresources/templates/list} request.
-    """
+    """The result returned by the server for a `resources/templates/list` request."""
 
     cache_scope: Literal["private", "public"] = msgspec.field(name="cacheScope")
     """Indicates the intended scope of the cached response, analogous to HTTP
     `Cache-Control: public` vs `Cache-Control: private`.
 
-    - `"public"`: The response does not contain user-specific data. Any
-      client or intermediary (e.g., shared gateway, caching proxy) MAY cache
-      the response and serve it across authorization contexts.
-    - `"private"`: The response MAY be cached and reused only within the
-      same authorization context. Caches MUST NOT be shared across
-      authorization contexts (e.g., a different access token requires a
-      different cache).
+    - `"public"`: The response does not contain user-specific data. Any client or
+      intermediary (e.g., shared gateway, caching proxy) MAY cache the response
+      and serve it across authorization contexts.
+    - `"private"`: The response MAY be cached and reused only within the same
+      authorization context. Caches MUST NOT be shared across authorization
+      contexts (e.g., a different access token requires a different cache).
     """
 
     resource_templates: list[ResourceTemplate] = msgspec.field(name="resourceTemplates")
 
     result_type: str = msgspec.field(default="complete", name="resultType")
-    """Indicates the type of the result, which allows the client to determine
-    how to parse the result object.
+    """Indicates the type of the result, which allows the client to determine how to
+    parse the result object.
 
-    Servers implementing this protocol version MUST include this field.
-    For backward compatibility, when a client receives a result from a
-    server implementing an earlier protocol version (which does not include
+    Servers implementing this protocol version MUST include this field. For
+    backward compatibility, when a client receives a result from a server
+    implementing an earlier protocol version (which does not include
     `resultType`), the client MUST treat the absent field as `"complete"`.
     """
 
     ttl_ms: Annotated[int, msgspec.Meta(ge=0)] = msgspec.field(name="ttlMs")
-    """A hint from the server indicating how long (in milliseconds) the
-    client MAY cache this response before re-fetching. Semantics are
-    analogous to HTTP Cache-Control max-age.
+    """A hint from the server indicating how long (in milliseconds) the client MAY
+    cache this response before re-fetching. Semantics are analogous to HTTP
+    Cache-Control max-age.
 
-    - If 0, The response SHOULD be considered immediately stale,
-      The client MAY re-fetch every time the result is needed.
+    - If 0, The response SHOULD be considered immediately stale, The client MAY
+      re-fetch every time the result is needed.
     - If positive, the client SHOULD consider the result fresh for this many
       milliseconds after receiving the response.
     """
@@ -1473,14 +1428,13 @@ class ListResourceTemplatesResult(OpenStruct, kw_only=True):
 
     next_cursor: str | UnsetType = msgspec.field(default=UNSET, name="nextCursor")
     """An opaque token representing the pagination position after the last returned
-    result.
-    If present, there may be more results available.
+    result. If present, there may be more results available.
     """
 
 
 class ListResourceTemplatesResultResponse(OpenStruct, kw_only=True):
-    """A successful response from the server for a {@link
-    ListResourceTemplatesRequestresources/templates/list} request.
+    """A successful response from the server for a `resources/templates/list`
+    request.
     """
 
     id: RequestId
@@ -1503,42 +1457,39 @@ class ListResourcesRequest(
 
 
 class ListResourcesResult(OpenStruct, kw_only=True):
-    """The result returned by the server for a {@link
-    ListResourcesRequestresources/list} request.
-    """
+    """The result returned by the server for a `resources/list` request."""
 
     cache_scope: Literal["private", "public"] = msgspec.field(name="cacheScope")
     """Indicates the intended scope of the cached response, analogous to HTTP
     `Cache-Control: public` vs `Cache-Control: private`.
 
-    - `"public"`: The response does not contain user-specific data. Any
-      client or intermediary (e.g., shared gateway, caching proxy) MAY cache
-      the response and serve it across authorization contexts.
-    - `"private"`: The response MAY be cached and reused only within the
-      same authorization context. Caches MUST NOT be shared across
-      authorization contexts (e.g., a different access token requires a
-      different cache).
+    - `"public"`: The response does not contain user-specific data. Any client or
+      intermediary (e.g., shared gateway, caching proxy) MAY cache the response
+      and serve it across authorization contexts.
+    - `"private"`: The response MAY be cached and reused only within the same
+      authorization context. Caches MUST NOT be shared across authorization
+      contexts (e.g., a different access token requires a different cache).
     """
 
     resources: list[Resource]
 
     result_type: str = msgspec.field(default="complete", name="resultType")
-    """Indicates the type of the result, which allows the client to determine
-    how to parse the result object.
+    """Indicates the type of the result, which allows the client to determine how to
+    parse the result object.
 
-    Servers implementing this protocol version MUST include this field.
-    For backward compatibility, when a client receives a result from a
-    server implementing an earlier protocol version (which does not include
+    Servers implementing this protocol version MUST include this field. For
+    backward compatibility, when a client receives a result from a server
+    implementing an earlier protocol version (which does not include
     `resultType`), the client MUST treat the absent field as `"complete"`.
     """
 
     ttl_ms: Annotated[int, msgspec.Meta(ge=0)] = msgspec.field(name="ttlMs")
-    """A hint from the server indicating how long (in milliseconds) the
-    client MAY cache this response before re-fetching. Semantics are
-    analogous to HTTP Cache-Control max-age.
+    """A hint from the server indicating how long (in milliseconds) the client MAY
+    cache this response before re-fetching. Semantics are analogous to HTTP
+    Cache-Control max-age.
 
-    - If 0, The response SHOULD be considered immediately stale,
-      The client MAY re-fetch every time the result is needed.
+    - If 0, The response SHOULD be considered immediately stale, The client MAY
+      re-fetch every time the result is needed.
     - If positive, the client SHOULD consider the result fresh for this many
       milliseconds after receiving the response.
     """
@@ -1547,15 +1498,12 @@ class ListResourcesResult(OpenStruct, kw_only=True):
 
     next_cursor: str | UnsetType = msgspec.field(default=UNSET, name="nextCursor")
     """An opaque token representing the pagination position after the last returned
-    result.
-    If present, there may be more results available.
+    result. If present, there may be more results available.
     """
 
 
 class ListResourcesResultResponse(OpenStruct, kw_only=True):
-    """A successful response from the server for a {@link
-    ListResourcesRequestresources/list} request.
-    """
+    """A successful response from the server for a `resources/list` request."""
 
     id: RequestId
 
@@ -1566,17 +1514,13 @@ class ListResourcesResultResponse(OpenStruct, kw_only=True):
 
 class ListRootsRequest(OpenStruct, kw_only=True, tag_field="method", tag="roots/list"):
     """Sent from the server to request a list of root URIs from the client. Roots
-    allow
-    servers to ask for specific directories or files to operate on. A common
-    example
-    for roots is providing a set of repositories or directories a server should
-    operate
-    on.
+    allow servers to ask for specific directories or files to operate on. A common
+    example for roots is providing a set of repositories or directories a server
+    should operate on.
 
     This request is typically used when the server needs to understand the file
-    system
-    structure or access specific locations that the client has permission to read
-    from.
+    system structure or access specific locations that the client has permission
+    to read from.
     """
 
     params: ListRootsRequestParams | UnsetType = UNSET
@@ -1589,11 +1533,9 @@ class ListRootsRequestParams(OpenStruct, kw_only=True):
 
 
 class ListRootsResult(OpenStruct, kw_only=True):
-    """The result returned by the client for a {@link ListRootsRequestroots/list}
-    request.
-    This result contains an array of {@link Root} objects, each representing a
-    root directory
-    or file that the server can operate on.
+    """The result returned by the client for a `roots/list` request. This result
+    contains an array of `Root` objects, each representing a root directory or
+    file that the server can operate on.
     """
 
     roots: list[Root]
@@ -1610,42 +1552,39 @@ class ListToolsRequest(OpenStruct, kw_only=True, tag_field="method", tag="tools/
 
 
 class ListToolsResult(OpenStruct, kw_only=True):
-    """The result returned by the server for a {@link ListToolsRequesttools/list}
-    request.
-    """
+    """The result returned by the server for a `tools/list` request."""
 
     cache_scope: Literal["private", "public"] = msgspec.field(name="cacheScope")
     """Indicates the intended scope of the cached response, analogous to HTTP
     `Cache-Control: public` vs `Cache-Control: private`.
 
-    - `"public"`: The response does not contain user-specific data. Any
-      client or intermediary (e.g., shared gateway, caching proxy) MAY cache
-      the response and serve it across authorization contexts.
-    - `"private"`: The response MAY be cached and reused only within the
-      same authorization context. Caches MUST NOT be shared across
-      authorization contexts (e.g., a different access token requires a
-      different cache).
+    - `"public"`: The response does not contain user-specific data. Any client or
+      intermediary (e.g., shared gateway, caching proxy) MAY cache the response
+      and serve it across authorization contexts.
+    - `"private"`: The response MAY be cached and reused only within the same
+      authorization context. Caches MUST NOT be shared across authorization
+      contexts (e.g., a different access token requires a different cache).
     """
 
     result_type: str = msgspec.field(default="complete", name="resultType")
-    """Indicates the type of the result, which allows the client to determine
-    how to parse the result object.
+    """Indicates the type of the result, which allows the client to determine how to
+    parse the result object.
 
-    Servers implementing this protocol version MUST include this field.
-    For backward compatibility, when a client receives a result from a
-    server implementing an earlier protocol version (which does not include
+    Servers implementing this protocol version MUST include this field. For
+    backward compatibility, when a client receives a result from a server
+    implementing an earlier protocol version (which does not include
     `resultType`), the client MUST treat the absent field as `"complete"`.
     """
 
     tools: list[Tool]
 
     ttl_ms: Annotated[int, msgspec.Meta(ge=0)] = msgspec.field(name="ttlMs")
-    """A hint from the server indicating how long (in milliseconds) the
-    client MAY cache this response before re-fetching. Semantics are
-    analogous to HTTP Cache-Control max-age.
+    """A hint from the server indicating how long (in milliseconds) the client MAY
+    cache this response before re-fetching. Semantics are analogous to HTTP
+    Cache-Control max-age.
 
-    - If 0, The response SHOULD be considered immediately stale,
-      The client MAY re-fetch every time the result is needed.
+    - If 0, The response SHOULD be considered immediately stale, The client MAY
+      re-fetch every time the result is needed.
     - If positive, the client SHOULD consider the result fresh for this many
       milliseconds after receiving the response.
     """
@@ -1654,15 +1593,12 @@ class ListToolsResult(OpenStruct, kw_only=True):
 
     next_cursor: str | UnsetType = msgspec.field(default=UNSET, name="nextCursor")
     """An opaque token representing the pagination position after the last returned
-    result.
-    If present, there may be more results available.
+    result. If present, there may be more results available.
     """
 
 
 class ListToolsResultResponse(OpenStruct, kw_only=True):
-    """A successful response from the server for a {@link ListToolsRequesttools/list}
-    request.
-    """
+    """A successful response from the server for a `tools/list` request."""
 
     id: RequestId
 
@@ -1713,7 +1649,7 @@ class MethodNotFoundError(OpenStruct, kw_only=True):
     when the `prompts` capability was not advertised).
 
     A request that requires a client capability the client did not declare is
-    signalled instead by {@link MissingRequiredClientCapabilityError} (`-32021`).
+    signalled instead by `MissingRequiredClientCapabilityError` (`-32021`).
     """
 
     code: Literal[-32601]
@@ -1778,7 +1714,7 @@ class ModelHint(OpenStruct, kw_only=True):
     The client SHOULD treat this as a substring of a model name; for example:
      - `claude-3-5-sonnet` should match `claude-3-5-sonnet-20241022`
      - `sonnet` should match `claude-3-5-sonnet-20241022`,
-     `claude-3-sonnet-20240229`, etc.
+       `claude-3-sonnet-20240229`, etc.
      - `claude` should match any Claude model
 
     The client MAY also map the string to a different provider's model name or a
@@ -1807,19 +1743,18 @@ class ModelPreferences(OpenStruct, kw_only=True):
         | Annotated[float, msgspec.Meta(ge=0, le=1)]
         | UnsetType
     ) = msgspec.field(default=UNSET, name="costPriority")
-    """How much to prioritize cost when selecting a model. A value of 0 means cost
-    is not important, while a value of 1 means cost is the most important
-    factor.
+    """How much to prioritize cost when selecting a model. A value of 0 means cost is
+    not important, while a value of 1 means cost is the most important factor.
     """
 
     hints: list[ModelHint] | UnsetType = UNSET
     """Optional hints to use for model selection.
 
-    If multiple hints are specified, the client MUST evaluate them in order
-    (such that the first match is taken).
+    If multiple hints are specified, the client MUST evaluate them in order (such
+    that the first match is taken).
 
-    The client SHOULD prioritize these hints over the numeric priorities, but
-    MAY still use the priorities to select from ambiguous matches.
+    The client SHOULD prioritize these hints over the numeric priorities, but MAY
+    still use the priorities to select from ambiguous matches.
     """
 
     intelligence_priority: (
@@ -1827,9 +1762,9 @@ class ModelPreferences(OpenStruct, kw_only=True):
         | Annotated[float, msgspec.Meta(ge=0, le=1)]
         | UnsetType
     ) = msgspec.field(default=UNSET, name="intelligencePriority")
-    """How much to prioritize intelligence and capabilities when selecting a
-    model. A value of 0 means intelligence is not important, while a value of 1
-    means intelligence is the most important factor.
+    """How much to prioritize intelligence and capabilities when selecting a model. A
+    value of 0 means intelligence is not important, while a value of 1 means
+    intelligence is the most important factor.
     """
 
     speed_priority: (
@@ -1838,8 +1773,8 @@ class ModelPreferences(OpenStruct, kw_only=True):
         | UnsetType
     ) = msgspec.field(default=UNSET, name="speedPriority")
     """How much to prioritize sampling speed (latency) when selecting a model. A
-    value of 0 means speed is not important, while a value of 1 means speed is
-    the most important factor.
+    value of 0 means speed is not important, while a value of 1 means speed is the
+    most important factor.
     """
 
 
@@ -1852,23 +1787,22 @@ class Notification(OpenStruct, kw_only=True):
 
 
 class NotificationMetaObject(OpenStruct, kw_only=True):
-    """Extends {@link MetaObject} with additional notification-specific fields. All
-    key naming rules from `MetaObject` apply.
+    """Extends `MetaObject` with additional notification-specific fields. All key
+    naming rules from `MetaObject` apply.
     """
 
     subscription_id: RequestId | UnsetType = msgspec.field(
         default=UNSET, name="io.modelcontextprotocol/subscriptionId"
     )
-    """Identifies the subscription stream a notification was delivered on. The
-    server MUST include this key on every notification delivered via a
-    {@link SubscriptionsListenRequestsubscriptions/listen} stream, so the
-    client can correlate the notification with the originating subscription.
-    The key is absent on notifications not delivered via a subscription
-    stream (e.g. progress notifications for an in-flight request), which is
-    why it is optional here.
+    """Identifies the subscription stream a notification was delivered on. The server
+    MUST include this key on every notification delivered via a
+    `subscriptions/listen` stream, so the client can correlate the notification
+    with the originating subscription. The key is absent on notifications not
+    delivered via a subscription stream (e.g. progress notifications for an
+    in-flight request), which is why it is optional here.
 
-    The value is the JSON-RPC ID of the `subscriptions/listen` request that
-    opened the stream.
+    The value is the JSON-RPC ID of the `subscriptions/listen` request that opened
+    the stream.
     """
 
 
@@ -1914,8 +1848,8 @@ class PaginatedRequestParams(OpenStruct, kw_only=True):
     meta: RequestMetaObject = msgspec.field(name="_meta")
 
     cursor: str | UnsetType = UNSET
-    """An opaque token representing the current pagination position.
-    If provided, the server should return results starting after this cursor.
+    """An opaque token representing the current pagination position. If provided, the
+    server should return results starting after this cursor.
     """
 
 
@@ -1923,12 +1857,12 @@ class PaginatedResult(OpenStruct, kw_only=True):
     """The `PaginatedResult` object of the schema."""
 
     result_type: str = msgspec.field(default="complete", name="resultType")
-    """Indicates the type of the result, which allows the client to determine
-    how to parse the result object.
+    """Indicates the type of the result, which allows the client to determine how to
+    parse the result object.
 
-    Servers implementing this protocol version MUST include this field.
-    For backward compatibility, when a client receives a result from a
-    server implementing an earlier protocol version (which does not include
+    Servers implementing this protocol version MUST include this field. For
+    backward compatibility, when a client receives a result from a server
+    implementing an earlier protocol version (which does not include
     `resultType`), the client MUST treat the absent field as `"complete"`.
     """
 
@@ -1936,8 +1870,7 @@ class PaginatedResult(OpenStruct, kw_only=True):
 
     next_cursor: str | UnsetType = msgspec.field(default=UNSET, name="nextCursor")
     """An opaque token representing the pagination position after the last returned
-    result.
-    If present, there may be more results available.
+    result. If present, there may be more results available.
     """
 
 
@@ -1973,9 +1906,7 @@ class ProgressNotification(
 
 
 class ProgressNotificationParams(OpenStruct, kw_only=True):
-    """Parameters for a {@link ProgressNotificationnotifications/progress}
-    notification.
-    """
+    """Parameters for a `notifications/progress` notification."""
 
     progress: int | float
     """The progress thus far. This should increase every time progress is made, even
@@ -2029,12 +1960,10 @@ class Prompt(OpenStruct, kw_only=True):
 
     title: str | UnsetType = UNSET
     """Intended for UI and end-user contexts — optimized to be human-readable and
-    easily understood,
-    even by those unfamiliar with domain-specific terminology.
+    easily understood, even by those unfamiliar with domain-specific terminology.
 
-    If not provided, the name should be used for display (except for {@link Tool},
-    where `annotations.title` should be given precedence over using `name`,
-    if present).
+    If not provided, the name should be used for display (except for `Tool`, where
+    `annotations.title` should be given precedence over using `name`, if present).
     """
 
 
@@ -2054,12 +1983,10 @@ class PromptArgument(OpenStruct, kw_only=True):
 
     title: str | UnsetType = UNSET
     """Intended for UI and end-user contexts — optimized to be human-readable and
-    easily understood,
-    even by those unfamiliar with domain-specific terminology.
+    easily understood, even by those unfamiliar with domain-specific terminology.
 
-    If not provided, the name should be used for display (except for {@link Tool},
-    where `annotations.title` should be given precedence over using `name`,
-    if present).
+    If not provided, the name should be used for display (except for `Tool`, where
+    `annotations.title` should be given precedence over using `name`, if present).
     """
 
 
@@ -2070,9 +1997,9 @@ class PromptListChangedNotification(
     tag="notifications/prompts/list_changed",
 ):
     """An optional notification from the server to the client, informing it that the
-    list of prompts it offers has changed. This is only delivered on a {@link
-    SubscriptionsListenRequestsubscriptions/listen} stream when the client
-    requested it via the `promptsListChanged` filter field.
+    list of prompts it offers has changed. This is only delivered on a
+    `subscriptions/listen` stream when the client requested it via the
+    `promptsListChanged` filter field.
     """
 
     jsonrpc: Literal["2.0"]
@@ -2083,7 +2010,7 @@ class PromptListChangedNotification(
 class PromptMessage(OpenStruct, kw_only=True):
     """Describes a message returned as part of a prompt.
 
-    This is similar to {@link SamplingMessage}, but also supports the embedding of
+    This is similar to `SamplingMessage`, but also supports the embedding of
     resources from the MCP server.
     """
 
@@ -2102,12 +2029,10 @@ class PromptReference(OpenStruct, kw_only=True, tag_field="type", tag="ref/promp
 
     title: str | UnsetType = UNSET
     """Intended for UI and end-user contexts — optimized to be human-readable and
-    easily understood,
-    even by those unfamiliar with domain-specific terminology.
+    easily understood, even by those unfamiliar with domain-specific terminology.
 
-    If not provided, the name should be used for display (except for {@link Tool},
-    where `annotations.title` should be given precedence over using `name`,
-    if present).
+    If not provided, the name should be used for display (except for `Tool`, where
+    `annotations.title` should be given precedence over using `name`, if present).
     """
 
 
@@ -2141,42 +2066,39 @@ class ReadResourceRequestParams(OpenStruct, kw_only=True):
 
 
 class ReadResourceResult(OpenStruct, kw_only=True):
-    """The result returned by the server for a {@link
-    ReadResourceRequestresources/read} request.
-    """
+    """The result returned by the server for a `resources/read` request."""
 
     cache_scope: Literal["private", "public"] = msgspec.field(name="cacheScope")
     """Indicates the intended scope of the cached response, analogous to HTTP
     `Cache-Control: public` vs `Cache-Control: private`.
 
-    - `"public"`: The response does not contain user-specific data. Any
-      client or intermediary (e.g., shared gateway, caching proxy) MAY cache
-      the response and serve it across authorization contexts.
-    - `"private"`: The response MAY be cached and reused only within the
-      same authorization context. Caches MUST NOT be shared across
-      authorization contexts (e.g., a different access token requires a
-      different cache).
+    - `"public"`: The response does not contain user-specific data. Any client or
+      intermediary (e.g., shared gateway, caching proxy) MAY cache the response
+      and serve it across authorization contexts.
+    - `"private"`: The response MAY be cached and reused only within the same
+      authorization context. Caches MUST NOT be shared across authorization
+      contexts (e.g., a different access token requires a different cache).
     """
 
     contents: list[ReadResourceResultContentsItem]
 
     result_type: str = msgspec.field(default="complete", name="resultType")
-    """Indicates the type of the result, which allows the client to determine
-    how to parse the result object.
+    """Indicates the type of the result, which allows the client to determine how to
+    parse the result object.
 
-    Servers implementing this protocol version MUST include this field.
-    For backward compatibility, when a client receives a result from a
-    server implementing an earlier protocol version (which does not include
+    Servers implementing this protocol version MUST include this field. For
+    backward compatibility, when a client receives a result from a server
+    implementing an earlier protocol version (which does not include
     `resultType`), the client MUST treat the absent field as `"complete"`.
     """
 
     ttl_ms: Annotated[int, msgspec.Meta(ge=0)] = msgspec.field(name="ttlMs")
-    """A hint from the server indicating how long (in milliseconds) the
-    client MAY cache this response before re-fetching. Semantics are
-    analogous to HTTP Cache-Control max-age.
+    """A hint from the server indicating how long (in milliseconds) the client MAY
+    cache this response before re-fetching. Semantics are analogous to HTTP
+    Cache-Control max-age.
 
-    - If 0, The response SHOULD be considered immediately stale,
-      The client MAY re-fetch every time the result is needed.
+    - If 0, The response SHOULD be considered immediately stale, The client MAY
+      re-fetch every time the result is needed.
     - If positive, the client SHOULD consider the result fresh for this many
       milliseconds after receiving the response.
     """
@@ -2185,9 +2107,7 @@ class ReadResourceResult(OpenStruct, kw_only=True):
 
 
 class ReadResourceResultResponse(OpenStruct, kw_only=True):
-    """A successful response from the server for a {@link
-    ReadResourceRequestresources/read} request.
-    """
+    """A successful response from the server for a `resources/read` request."""
 
     id: RequestId
 
@@ -2205,8 +2125,8 @@ class Request(OpenStruct, kw_only=True):
 
 
 class RequestMetaObject(OpenStruct, kw_only=True):
-    """Extends {@link MetaObject} with additional request-specific fields. All key
-    naming rules from `MetaObject` apply.
+    """Extends `MetaObject` with additional request-specific fields. All key naming
+    rules from `MetaObject` apply.
     """
 
     client_capabilities: ClientCapabilities = msgspec.field(
@@ -2214,9 +2134,9 @@ class RequestMetaObject(OpenStruct, kw_only=True):
     )
     """The client's capabilities for this specific request. Required.
 
-    Capabilities are declared per-request rather than once at initialization;
-    an empty object means the client supports no optional capabilities.
-    Servers MUST NOT infer capabilities from prior requests.
+    Capabilities are declared per-request rather than once at initialization; an
+    empty object means the client supports no optional capabilities. Servers MUST
+    NOT infer capabilities from prior requests.
     """
 
     protocol_version: str = msgspec.field(
@@ -2225,25 +2145,23 @@ class RequestMetaObject(OpenStruct, kw_only=True):
     """The MCP Protocol Version being used for this request. Required.
 
     For the HTTP transport, this value MUST match the `MCP-Protocol-Version`
-    header; otherwise the server MUST return a `400 Bad Request`. If the
-    server does not support the requested version, it MUST return an
-    {@link UnsupportedProtocolVersionError}.
+    header; otherwise the server MUST return a `400 Bad Request`. If the server
+    does not support the requested version, it MUST return an
+    `UnsupportedProtocolVersionError`.
     """
 
     client_info: Implementation | UnsetType = msgspec.field(
         default=UNSET, name="io.modelcontextprotocol/clientInfo"
     )
-    """Identifies the client software making the request. Clients SHOULD
-    include this field on every request unless specifically configured not
-    to do so.
+    """Identifies the client software making the request. Clients SHOULD include this
+    field on every request unless specifically configured not to do so.
 
-    The {@link Implementation} schema requires `name` and `version`; other
-    fields are optional.
+    The `Implementation` schema requires `name` and `version`; other fields are
+    optional.
 
-    The value is self-reported by the client and is not verified by the
-    protocol. It is intended for display, logging, and debugging. Servers
-    SHOULD NOT use it to change their behavior, and SHOULD NOT rely on it for
-    security decisions.
+    The value is self-reported by the client and is not verified by the protocol.
+    It is intended for display, logging, and debugging. Servers SHOULD NOT use it
+    to change their behavior, and SHOULD NOT rely on it for security decisions.
     """
 
     log_level: LoggingLevel | UnsetType = msgspec.field(
@@ -2251,20 +2169,18 @@ class RequestMetaObject(OpenStruct, kw_only=True):
     )
     """The desired log level for this request. Optional.
 
-    If absent, the server MUST NOT send any {@link
-    LoggingMessageNotificationnotifications/message}
-    notifications for this request. The client opts in to log messages by
-    explicitly setting a level. Replaces the former `logging/setLevel` RPC.
+    If absent, the server MUST NOT send any `notifications/message` notifications
+    for this request. The client opts in to log messages by explicitly setting a
+    level. Replaces the former `logging/setLevel` RPC.
     """
 
     progress_token: ProgressToken | UnsetType = msgspec.field(
         default=UNSET, name="progressToken"
     )
     """If specified, the caller is requesting out-of-band progress notifications for
-    this request (as represented by {@link
-    ProgressNotificationnotifications/progress}). The value of this parameter is
-    an opaque token that will be attached to any subsequent notifications. The
-    receiver is not obligated to provide these notifications.
+    this request (as represented by `notifications/progress`). The value of this
+    parameter is an opaque token that will be attached to any subsequent
+    notifications. The receiver is not obligated to provide these notifications.
     """
 
 
@@ -2323,12 +2239,10 @@ class Resource(OpenStruct, kw_only=True):
 
     title: str | UnsetType = UNSET
     """Intended for UI and end-user contexts — optimized to be human-readable and
-    easily understood,
-    even by those unfamiliar with domain-specific terminology.
+    easily understood, even by those unfamiliar with domain-specific terminology.
 
-    If not provided, the name should be used for display (except for {@link Tool},
-    where `annotations.title` should be given precedence over using `name`,
-    if present).
+    If not provided, the name should be used for display (except for `Tool`, where
+    `annotations.title` should be given precedence over using `name`, if present).
     """
 
 
@@ -2349,7 +2263,7 @@ class ResourceLink(OpenStruct, kw_only=True, tag_field="type", tag="resource_lin
     call result.
 
     Note: resource links returned by tools are not guaranteed to appear in the
-    results of {@link ListResourcesRequestresources/list} requests.
+    results of `resources/list` requests.
     """
 
     name: str
@@ -2398,12 +2312,10 @@ class ResourceLink(OpenStruct, kw_only=True, tag_field="type", tag="resource_lin
 
     title: str | UnsetType = UNSET
     """Intended for UI and end-user contexts — optimized to be human-readable and
-    easily understood,
-    even by those unfamiliar with domain-specific terminology.
+    easily understood, even by those unfamiliar with domain-specific terminology.
 
-    If not provided, the name should be used for display (except for {@link Tool},
-    where `annotations.title` should be given precedence over using `name`,
-    if present).
+    If not provided, the name should be used for display (except for `Tool`, where
+    `annotations.title` should be given precedence over using `name`, if present).
     """
 
 
@@ -2415,8 +2327,8 @@ class ResourceListChangedNotification(
 ):
     """An optional notification from the server to the client, informing it that the
     list of resources it can read from has changed. This is only delivered on a
-    {@link SubscriptionsListenRequestsubscriptions/listen} stream when the client
-    requested it via the `resourcesListChanged` filter field.
+    `subscriptions/listen` stream when the client requested it via the
+    `resourcesListChanged` filter field.
     """
 
     jsonrpc: Literal["2.0"]
@@ -2480,12 +2392,10 @@ class ResourceTemplate(OpenStruct, kw_only=True):
 
     title: str | UnsetType = UNSET
     """Intended for UI and end-user contexts — optimized to be human-readable and
-    easily understood,
-    even by those unfamiliar with domain-specific terminology.
+    easily understood, even by those unfamiliar with domain-specific terminology.
 
-    If not provided, the name should be used for display (except for {@link Tool},
-    where `annotations.title` should be given precedence over using `name`,
-    if present).
+    If not provided, the name should be used for display (except for `Tool`, where
+    `annotations.title` should be given precedence over using `name`, if present).
     """
 
 
@@ -2503,8 +2413,8 @@ class ResourceUpdatedNotification(
 ):
     """A notification from the server to the client, informing it that a resource has
     changed and may need to be read again. This is only sent for resources the
-    client opted in to via the `resourceSubscriptions` field of a {@link
-    SubscriptionsListenRequestsubscriptions/listen} request.
+    client opted in to via the `resourceSubscriptions` field of a
+    `subscriptions/listen` request.
     """
 
     jsonrpc: Literal["2.0"]
@@ -2529,12 +2439,12 @@ class Result(OpenStruct, kw_only=True):
     """Common result fields."""
 
     result_type: str = msgspec.field(default="complete", name="resultType")
-    """Indicates the type of the result, which allows the client to determine
-    how to parse the result object.
+    """Indicates the type of the result, which allows the client to determine how to
+    parse the result object.
 
-    Servers implementing this protocol version MUST include this field.
-    For backward compatibility, when a client receives a result from a
-    server implementing an earlier protocol version (which does not include
+    Servers implementing this protocol version MUST include this field. For
+    backward compatibility, when a client receives a result from a server
+    implementing an earlier protocol version (which does not include
     `resultType`), the client MUST treat the absent field as `"complete"`.
     """
 
@@ -2542,24 +2452,22 @@ class Result(OpenStruct, kw_only=True):
 
 
 class ResultMetaObject(OpenStruct, kw_only=True):
-    """Extends {@link MetaObject} with additional result-specific fields. All key
-    naming rules from `MetaObject` apply.
+    """Extends `MetaObject` with additional result-specific fields. All key naming
+    rules from `MetaObject` apply.
     """
 
     server_info: Implementation | UnsetType = msgspec.field(
         default=UNSET, name="io.modelcontextprotocol/serverInfo"
     )
-    """Identifies the server software producing the response. Servers SHOULD
-    include this field on every response unless specifically configured not
-    to do so.
+    """Identifies the server software producing the response. Servers SHOULD include
+    this field on every response unless specifically configured not to do so.
 
-    The {@link Implementation} schema requires `name` and `version`; other
-    fields are optional.
+    The `Implementation` schema requires `name` and `version`; other fields are
+    optional.
 
-    The value is self-reported by the server and is not verified by the
-    protocol. It is intended for display, logging, and debugging. Clients
-    SHOULD NOT use it to change their behavior, and SHOULD NOT rely on it for
-    security decisions.
+    The value is self-reported by the server and is not verified by the protocol.
+    It is intended for display, logging, and debugging. Clients SHOULD NOT use it
+    to change their behavior, and SHOULD NOT rely on it for security decisions.
     """
 
 
@@ -2567,9 +2475,9 @@ class Root(OpenStruct, kw_only=True):
     """Represents a root directory or file that the server can operate on."""
 
     uri: str
-    """The URI identifying the root. This *must* start with `file://` for now.
-    This restriction may be relaxed in future versions of the protocol to allow
-    other URI schemes.
+    """The URI identifying the root. This *must* start with `file://` for now. This
+    restriction may be relaxed in future versions of the protocol to allow other
+    URI schemes.
     """
 
     meta: MetaObject | UnsetType = msgspec.field(default=UNSET, name="_meta")
@@ -2605,12 +2513,11 @@ class ServerCapabilities(OpenStruct, kw_only=True):
 
     extensions: dict[str, JSONObject] | UnsetType = UNSET
     """Optional MCP extensions that the server supports. Keys are extension
-    identifiers
-    (e.g., "io.modelcontextprotocol/tasks"), and values are per-extension settings
-    objects. An empty object indicates support with no settings.
+    identifiers (e.g., "io.modelcontextprotocol/tasks"), and values are
+    per-extension settings objects. An empty object indicates support with no
+    settings.
 
-    Keys MUST follow the {@link MetaObject`_meta` key naming rules}, with a
-    mandatory prefix.
+    Keys MUST follow the `_meta` key naming rules, with a mandatory prefix.
     """
 
     logging: JSONObject | UnsetType = UNSET
@@ -2670,7 +2577,7 @@ class StringSchema(OpenStruct, kw_only=True):
 
 class SubscriptionFilter(OpenStruct, kw_only=True):
     """The set of notification types a client may opt in to on a
-    {@link SubscriptionsListenRequestsubscriptions/listen} request.
+    `subscriptions/listen` request.
 
     Each notification type is **opt-in**; the server **MUST NOT** send
     notification types the client has not explicitly requested here.
@@ -2679,32 +2586,24 @@ class SubscriptionFilter(OpenStruct, kw_only=True):
     prompts_list_changed: bool | UnsetType = msgspec.field(
         default=UNSET, name="promptsListChanged"
     )
-    """If true, receive {@link
-    PromptListChangedNotificationnotifications/prompts/list_changed}.
-    """
+    """If true, receive `notifications/prompts/list_changed`."""
 
     resource_subscriptions: list[str] | UnsetType = msgspec.field(
         default=UNSET, name="resourceSubscriptions"
     )
-    """Subscribe to {@link
-    ResourceUpdatedNotificationnotifications/resources/updated} for these resource
-    URIs.
+    """Subscribe to `notifications/resources/updated` for these resource URIs.
     Replaces the former `resources/subscribe` RPC.
     """
 
     resources_list_changed: bool | UnsetType = msgspec.field(
         default=UNSET, name="resourcesListChanged"
     )
-    """If true, receive {@link
-    ResourceListChangedNotificationnotifications/resources/list_changed}.
-    """
+    """If true, receive `notifications/resources/list_changed`."""
 
     tools_list_changed: bool | UnsetType = msgspec.field(
         default=UNSET, name="toolsListChanged"
     )
-    """If true, receive {@link
-    ToolListChangedNotificationnotifications/tools/list_changed}.
-    """
+    """If true, receive `notifications/tools/list_changed`."""
 
 
 class SubscriptionsAcknowledgedNotification(
@@ -2713,9 +2612,9 @@ class SubscriptionsAcknowledgedNotification(
     tag_field="method",
     tag="notifications/subscriptions/acknowledged",
 ):
-    """Sent by the server to acknowledge that a
-    {@link SubscriptionsListenRequestsubscriptions/listen} subscription has been
-    established and to report which notification types it agreed to honor.
+    """Sent by the server to acknowledge that a `subscriptions/listen` subscription
+    has been established and to report which notification types it agreed to
+    honor.
 
     This notification MUST be the first message the server sends carrying the
     subscription's ID in `io.modelcontextprotocol/subscriptionId`. The server MUST
@@ -2731,16 +2630,13 @@ class SubscriptionsAcknowledgedNotification(
 
 
 class SubscriptionsAcknowledgedNotificationParams(OpenStruct, kw_only=True):
-    """Parameters for a {@link
-    SubscriptionsAcknowledgedNotificationnotifications/subscriptions/acknowledged}
-    notification.
-    """
+    """Parameters for a `notifications/subscriptions/acknowledged` notification."""
 
     notifications: SubscriptionFilter
-    """The subset of requested notification types the server agreed to honor.
-    Only includes notification types the server actually supports; if the
-    client requested an unsupported type (e.g., `promptsListChanged` when
-    the server has no prompts), it is omitted from this set.
+    """The subset of requested notification types the server agreed to honor. Only
+    includes notification types the server actually supports; if the client
+    requested an unsupported type (e.g., `promptsListChanged` when the server has
+    no prompts), it is omitted from this set.
     """
 
     meta: NotificationMetaObject | UnsetType = msgspec.field(
@@ -2764,53 +2660,48 @@ class SubscriptionsListenRequest(
 
 
 class SubscriptionsListenRequestParams(OpenStruct, kw_only=True):
-    """Parameters for a {@link SubscriptionsListenRequestsubscriptions/listen}
-    request.
-    """
+    """Parameters for a `subscriptions/listen` request."""
 
     meta: RequestMetaObject = msgspec.field(name="_meta")
 
     notifications: SubscriptionFilter
-    """The notifications the client opts in to on this stream. The server
-    **MUST NOT** send notification types the client has not explicitly
-    requested.
+    """The notifications the client opts in to on this stream. The server **MUST
+    NOT** send notification types the client has not explicitly requested.
     """
 
 
 class SubscriptionsListenResult(OpenStruct, kw_only=True):
-    """The response to a {@link SubscriptionsListenRequestsubscriptions/listen}
-    request, signalling that the subscription has ended gracefully (for example,
-    during server shutdown). Because the listen stream is long-lived, this result
-    is sent only when the server tears the subscription down; an abrupt transport
-    close carries no response. The result body is otherwise empty.
+    """The response to a `subscriptions/listen` request, signalling that the
+    subscription has ended gracefully (for example, during server shutdown).
+    Because the listen stream is long-lived, this result is sent only when the
+    server tears the subscription down; an abrupt transport close carries no
+    response. The result body is otherwise empty.
     """
 
     meta: SubscriptionsListenResultMetaObject = msgspec.field(name="_meta")
 
     result_type: str = msgspec.field(default="complete", name="resultType")
-    """Indicates the type of the result, which allows the client to determine
-    how to parse the result object.
+    """Indicates the type of the result, which allows the client to determine how to
+    parse the result object.
 
-    Servers implementing this protocol version MUST include this field.
-    For backward compatibility, when a client receives a result from a
-    server implementing an earlier protocol version (which does not include
+    Servers implementing this protocol version MUST include this field. For
+    backward compatibility, when a client receives a result from a server
+    implementing an earlier protocol version (which does not include
     `resultType`), the client MUST treat the absent field as `"complete"`.
     """
 
 
 class SubscriptionsListenResultMetaObject(OpenStruct, kw_only=True):
-    """Extends {@link ResultMetaObject} with the subscription-stream identifier
-    carried by a
-    {@link SubscriptionsListenResult}. All key naming rules from `MetaObject`
-    apply.
+    """Extends `ResultMetaObject` with the subscription-stream identifier carried by
+    a `SubscriptionsListenResult`. All key naming rules from `MetaObject` apply.
     """
 
     subscription_id: RequestId = msgspec.field(
         name="io.modelcontextprotocol/subscriptionId"
     )
     """Identifies the subscription stream this response closes, so the client can
-    correlate it with the originating subscription — mirroring the same key on
-    the stream's notifications. The value is the JSON-RPC ID of the
+    correlate it with the originating subscription — mirroring the same key on the
+    stream's notifications. The value is the JSON-RPC ID of the
     `subscriptions/listen` request that opened the stream (and equals this
     response's `id`).
     """
@@ -2818,24 +2709,21 @@ class SubscriptionsListenResultMetaObject(OpenStruct, kw_only=True):
     server_info: Implementation | UnsetType = msgspec.field(
         default=UNSET, name="io.modelcontextprotocol/serverInfo"
     )
-    """Identifies the server software producing the response. Servers SHOULD
-    include this field on every response unless specifically configured not
-    to do so.
+    """Identifies the server software producing the response. Servers SHOULD include
+    this field on every response unless specifically configured not to do so.
 
-    The {@link Implementation} schema requires `name` and `version`; other
-    fields are optional.
+    The `Implementation` schema requires `name` and `version`; other fields are
+    optional.
 
-    The value is self-reported by the server and is not verified by the
-    protocol. It is intended for display, logging, and debugging. Clients
-    SHOULD NOT use it to change their behavior, and SHOULD NOT rely on it for
-    security decisions.
+    The value is self-reported by the server and is not verified by the protocol.
+    It is intended for display, logging, and debugging. Clients SHOULD NOT use it
+    to change their behavior, and SHOULD NOT rely on it for security decisions.
     """
 
 
 class SubscriptionsListenResultResponse(OpenStruct, kw_only=True):
-    """A successful response from the server for a {@link
-    SubscriptionsListenRequestsubscriptions/listen}
-    request, sent when the server tears the subscription down gracefully.
+    """A successful response from the server for a `subscriptions/listen` request,
+    sent when the server tears the subscription down gracefully.
     """
 
     id: RequestId
@@ -2952,18 +2840,14 @@ class Tool(OpenStruct, kw_only=True):
     """A JSON Schema object defining the expected parameters for the tool.
 
     Tool arguments are always JSON objects, so `type: "object"` is required at the
-    root.
-    Beyond that, any JSON Schema 2020-12 keyword may appear alongside `type` —
-    including
-    composition keywords (`oneOf`, `anyOf`, `allOf`, `not`), conditional keywords
-    (`if`/`then`/`else`), reference keywords (`$ref`, `$defs`, `$anchor`), and any
-    other
-    standard validation or annotation keywords.
+    root. Beyond that, any JSON Schema 2020-12 keyword may appear alongside `type`
+    — including composition keywords (`oneOf`, `anyOf`, `allOf`, `not`),
+    conditional keywords (`if`/`then`/`else`), reference keywords (`$ref`,
+    `$defs`, `$anchor`), and any other standard validation or annotation keywords.
 
-    Property schemas may carry an `x-mcp-header` annotation to mirror the
-    argument value into an HTTP header on the Streamable HTTP transport. See
-    the Streamable HTTP transport specification for the validity and
-    extraction rules.
+    Property schemas may carry an `x-mcp-header` annotation to mirror the argument
+    value into an HTTP header on the Streamable HTTP transport. See the Streamable
+    HTTP transport specification for the validity and extraction rules.
 
     Defaults to JSON Schema 2020-12 when no explicit `$schema` is provided.
     """
@@ -3005,30 +2889,27 @@ class Tool(OpenStruct, kw_only=True):
         default=UNSET, name="outputSchema"
     )
     """An optional JSON Schema object defining the structure of the tool's output
-    returned in
-    the structuredContent field of a {@link CallToolResult}. This can be any valid
-    JSON Schema 2020-12.
+    returned in the structuredContent field of a `CallToolResult`. This can be any
+    valid JSON Schema 2020-12.
 
     Defaults to JSON Schema 2020-12 when no explicit `$schema` is provided.
     """
 
     title: str | UnsetType = UNSET
     """Intended for UI and end-user contexts — optimized to be human-readable and
-    easily understood,
-    even by those unfamiliar with domain-specific terminology.
+    easily understood, even by those unfamiliar with domain-specific terminology.
 
-    If not provided, the name should be used for display (except for {@link Tool},
-    where `annotations.title` should be given precedence over using `name`,
-    if present).
+    If not provided, the name should be used for display (except for `Tool`, where
+    `annotations.title` should be given precedence over using `name`, if present).
     """
 
 
 class ToolAnnotations(OpenStruct, kw_only=True):
-    """Additional properties describing a {@link Tool} to clients.
+    """Additional properties describing a `Tool` to clients.
 
-    NOTE: all properties in `ToolAnnotations` are **hints**.
-    They are not guaranteed to provide a faithful description of
-    tool behavior (including descriptive properties like `title`).
+    NOTE: all properties in `ToolAnnotations` are **hints**. They are not
+    guaranteed to provide a faithful description of tool behavior (including
+    descriptive properties like `title`).
 
     Clients should never make tool use decisions based on `ToolAnnotations`
     received from untrusted servers.
@@ -3037,8 +2918,8 @@ class ToolAnnotations(OpenStruct, kw_only=True):
     destructive_hint: bool | UnsetType = msgspec.field(
         default=UNSET, name="destructiveHint"
     )
-    """If true, the tool may perform destructive updates to its environment.
-    If false, the tool performs only additive updates.
+    """If true, the tool may perform destructive updates to its environment. If
+    false, the tool performs only additive updates.
 
     (This property is meaningful only when `readOnlyHint == false`)
 
@@ -3048,8 +2929,8 @@ class ToolAnnotations(OpenStruct, kw_only=True):
     idempotent_hint: bool | UnsetType = msgspec.field(
         default=UNSET, name="idempotentHint"
     )
-    """If true, calling the tool repeatedly with the same arguments
-    will have no additional effect on its environment.
+    """If true, calling the tool repeatedly with the same arguments will have no
+    additional effect on its environment.
 
     (This property is meaningful only when `readOnlyHint == false`)
 
@@ -3059,10 +2940,9 @@ class ToolAnnotations(OpenStruct, kw_only=True):
     open_world_hint: bool | UnsetType = msgspec.field(
         default=UNSET, name="openWorldHint"
     )
-    """If true, this tool may interact with an "open world" of external
-    entities. If false, the tool's domain of interaction is closed.
-    For example, the world of a web search tool is open, whereas that
-    of a memory tool is not.
+    """If true, this tool may interact with an "open world" of external entities. If
+    false, the tool's domain of interaction is closed. For example, the world of a
+    web search tool is open, whereas that of a memory tool is not.
 
     Default: true
     """
@@ -3092,18 +2972,14 @@ class ToolInputSchema(OpenStruct, kw_only=True):
     """A JSON Schema object defining the expected parameters for the tool.
 
     Tool arguments are always JSON objects, so `type: "object"` is required at the
-    root.
-    Beyond that, any JSON Schema 2020-12 keyword may appear alongside `type` —
-    including
-    composition keywords (`oneOf`, `anyOf`, `allOf`, `not`), conditional keywords
-    (`if`/`then`/`else`), reference keywords (`$ref`, `$defs`, `$anchor`), and any
-    other
-    standard validation or annotation keywords.
+    root. Beyond that, any JSON Schema 2020-12 keyword may appear alongside `type`
+    — including composition keywords (`oneOf`, `anyOf`, `allOf`, `not`),
+    conditional keywords (`if`/`then`/`else`), reference keywords (`$ref`,
+    `$defs`, `$anchor`), and any other standard validation or annotation keywords.
 
-    Property schemas may carry an `x-mcp-header` annotation to mirror the
-    argument value into an HTTP header on the Streamable HTTP transport. See
-    the Streamable HTTP transport specification for the validity and
-    extraction rules.
+    Property schemas may carry an `x-mcp-header` annotation to mirror the argument
+    value into an HTTP header on the Streamable HTTP transport. See the Streamable
+    HTTP transport specification for the validity and extraction rules.
 
     Defaults to JSON Schema 2020-12 when no explicit `$schema` is provided.
     """
@@ -3121,9 +2997,9 @@ class ToolListChangedNotification(
     OpenStruct, kw_only=True, tag_field="method", tag="notifications/tools/list_changed"
 ):
     """An optional notification from the server to the client, informing it that the
-    list of tools it offers has changed. This is only delivered on a {@link
-    SubscriptionsListenRequestsubscriptions/listen} stream when the client
-    requested it via the `toolsListChanged` filter field.
+    list of tools it offers has changed. This is only delivered on a
+    `subscriptions/listen` stream when the client requested it via the
+    `toolsListChanged` filter field.
     """
 
     jsonrpc: Literal["2.0"]
@@ -3133,9 +3009,8 @@ class ToolListChangedNotification(
 
 class ToolOutputSchema(OpenStruct, kw_only=True):
     """An optional JSON Schema object defining the structure of the tool's output
-    returned in
-    the structuredContent field of a {@link CallToolResult}. This can be any valid
-    JSON Schema 2020-12.
+    returned in the structuredContent field of a `CallToolResult`. This can be any
+    valid JSON Schema 2020-12.
 
     Defaults to JSON Schema 2020-12 when no explicit `$schema` is provided.
     """
@@ -3153,28 +3028,26 @@ class ToolResultContent(OpenStruct, kw_only=True, tag_field="type", tag="tool_re
     content: list[ContentBlock]
     """The unstructured result content of the tool use.
 
-    This has the same format as {@link CallToolResult.content} and can include
-    text, images,
-    audio, resource links, and embedded resources.
+    This has the same format as `CallToolResult.content` and can include text,
+    images, audio, resource links, and embedded resources.
     """
 
     tool_use_id: str = msgspec.field(name="toolUseId")
     """The ID of the tool use this result corresponds to.
 
-    This MUST match the ID from a previous {@link ToolUseContent}.
+    This MUST match the ID from a previous `ToolUseContent`.
     """
 
     is_error: bool | UnsetType = msgspec.field(default=UNSET, name="isError")
     """Whether the tool use resulted in an error.
 
-    If true, the content typically describes the error that occurred.
-    Default: false
+    If true, the content typically describes the error that occurred. Default:
+    false
     """
 
     meta: MetaObject | UnsetType = msgspec.field(default=UNSET, name="_meta")
     """Optional metadata about the tool result. Clients SHOULD preserve this field
-    when
-    including tool results in subsequent sampling requests to enable caching
+    when including tool results in subsequent sampling requests to enable caching
     optimizations.
     """
 
@@ -3184,7 +3057,7 @@ class ToolResultContent(OpenStruct, kw_only=True, tag_field="type", tag="tool_re
     """An optional structured result value.
 
     This can be any JSON value (object, array, string, number, boolean, or null).
-    If the tool defined an {@link Tool.outputSchema}, this SHOULD conform to that
+    If the tool defined an `Tool.outputSchema`, this SHOULD conform to that
     schema.
     """
 
@@ -3213,9 +3086,9 @@ class ToolUseContent(OpenStruct, kw_only=True, tag_field="type", tag="tool_use")
 
 class UnsupportedProtocolVersionError(OpenStruct, kw_only=True):
     """Returned when the request's protocol version is unknown to the server or
-    unsupported (e.g., a known experimental or draft version the server has
-    chosen not to implement). For HTTP, the response status code MUST be
-    `400 Bad Request`.
+    unsupported (e.g., a known experimental or draft version the server has chosen
+    not to implement). For HTTP, the response status code MUST be `400 Bad
+    Request`.
     """
 
     error: UnsupportedProtocolVersionErrorError
@@ -3245,8 +3118,8 @@ class UnsupportedProtocolVersionErrorErrorData(OpenStruct, kw_only=True):
     """The protocol version that was requested by the client."""
 
     supported: list[str]
-    """Protocol versions the server supports. The client should choose a
-    mutually supported version from this list and retry.
+    """Protocol versions the server supports. The client should choose a mutually
+    supported version from this list and retry.
     """
 
 
@@ -3409,8 +3282,8 @@ else:
 InputRequest: TypeAlias = CreateMessageRequest | ListRootsRequest | ElicitRequest
 
 InputRequests: TypeAlias = dict[str, InputRequest]
-"""A map of server-initiated requests that the client must fulfill.
-Keys are server-assigned identifiers; values are the request objects.
+"""A map of server-initiated requests that the client must fulfill. Keys are
+server-assigned identifiers; values are the request objects.
 """
 
 if TYPE_CHECKING:
@@ -3425,9 +3298,8 @@ else:
     )
 
 InputResponses: TypeAlias = dict[str, InputResponse]
-"""A map of client responses to server-initiated requests.
-Keys correspond to the keys in the {@link InputRequests} map;
-values are the client's result for each request.
+"""A map of client responses to server-initiated requests. Keys correspond to the
+keys in the `InputRequests` map; values are the client's result for each request.
 """
 
 if TYPE_CHECKING:
@@ -3497,20 +3369,20 @@ Valid keys have two segments:
 
 **Prefix:**
 - Optional — if specified, MUST be a series of _labels_ separated by dots (`.`),
-followed by a slash (`/`).
+  followed by a slash (`/`).
 - Labels MUST start with a letter and end with a letter or digit. Interior
-characters may be letters, digits, or hyphens (`-`).
+  characters may be letters, digits, or hyphens (`-`).
 - Implementations SHOULD use reverse DNS notation (e.g., `com.example/` rather
-than `example.com/`).
+  than `example.com/`).
 - Any prefix where the second label is `modelcontextprotocol` or `mcp` is
-**reserved** for MCP use. For example: `io.modelcontextprotocol/`, `dev.mcp/`,
-`org.modelcontextprotocol.api/`, and `com.mcp.tools/` are all reserved. However,
-`com.example.mcp/` is NOT reserved, as the second label is `example`.
+  **reserved** for MCP use. For example: `io.modelcontextprotocol/`, `dev.mcp/`,
+  `org.modelcontextprotocol.api/`, and `com.mcp.tools/` are all reserved. However,
+  `com.example.mcp/` is NOT reserved, as the second label is `example`.
 
 **Name:**
 - Unless empty, MUST start and end with an alphanumeric character (`[a-z0-9A-Z]`).
 - Interior characters may be alphanumeric, hyphens (`-`), underscores (`_`), or
-dots (`.`).
+  dots (`.`).
 """
 
 if TYPE_CHECKING:
@@ -3536,8 +3408,8 @@ if TYPE_CHECKING:
         | NumberSchema
         | BooleanSchema
     )
-    """Restricted schema definitions that only allow primitive types
-    without nested objects or arrays.
+    """Restricted schema definitions that only allow primitive types without nested
+    objects or arrays.
     """
 else:
     PrimitiveSchemaDefinition = structural_union(
@@ -3586,14 +3458,13 @@ RequestId: TypeAlias = str | int
 """A uniquely identifying ID for a request in JSON-RPC."""
 
 ResultType: TypeAlias = str
-"""Indicates the type of a {@link Result} object, allowing the client to
-determine how to parse the response.
+"""Indicates the type of a `Result` object, allowing the client to determine how to
+parse the response.
 
 complete - the request completed successfully and the result contains the final
-content.
-input_required - the request requires additional input and the result contains an
-{@link InputRequiredResult} object with instructions for the client to provide
-additional input before retrying the original request.
+content. input_required - the request requires additional input and the result
+contains an `InputRequiredResult` object with instructions for the client to
+provide additional input before retrying the original request.
 """
 
 Role: TypeAlias = Literal["assistant", "user"]

@@ -164,9 +164,8 @@ class ServerHandlers(Handlers):
         self, params: RootsListChangedNotificationParams
     ) -> None:
         """`notifications/roots/list_changed`: A notification from the client to the
-        server, informing it that the list of roots has changed.
-        This notification should be sent whenever the client adds, removes, or
-        modifies any root.
+        server, informing it that the list of roots has changed. This notification
+        should be sent whenever the client adds, removes, or modifies any root.
         The server should then request an updated list of roots using the
         ListRootsRequest.
         """
@@ -328,17 +327,13 @@ class ClientHandlers(Handlers):
 
     async def roots_list(self, params: ListRootsRequestParams) -> ListRootsResult:
         """`roots/list`: Sent from the server to request a list of root URIs from the
-        client. Roots allow
-        servers to ask for specific directories or files to operate on. A common
-        example
-        for roots is providing a set of repositories or directories a server
-        should operate
-        on.
+        client. Roots allow servers to ask for specific directories or files to
+        operate on. A common example for roots is providing a set of repositories
+        or directories a server should operate on.
 
         This request is typically used when the server needs to understand the
-        file system
-        structure or access specific locations that the client has permission to
-        read from.
+        file system structure or access specific locations that the client has
+        permission to read from.
         """
         raise MethodNotFoundError(METHOD_ROOTS_LIST)
 
@@ -518,9 +513,8 @@ class Client:
         self, params: RootsListChangedNotificationParams | None = None, /, **fields: Any
     ) -> None:
         """`notifications/roots/list_changed`: A notification from the client to the
-        server, informing it that the list of roots has changed.
-        This notification should be sent whenever the client adds, removes, or
-        modifies any root.
+        server, informing it that the list of roots has changed. This notification
+        should be sent whenever the client adds, removes, or modifies any root.
         The server should then request an updated list of roots using the
         ListRootsRequest.
         """

@@ -180,8 +180,8 @@ class Annotations(OpenStruct, kw_only=True):
     """Describes how important this data is for operating the server.
 
     A value of 1 means "most important," and indicates that the data is
-    effectively required, while 0 means "least important," and indicates that
-    the data is entirely optional.
+    effectively required, while 0 means "least important," and indicates that the
+    data is entirely optional.
     """
 
 
@@ -235,9 +235,9 @@ class CallToolResult(OpenStruct, kw_only=True):
     response. Otherwise, the LLM would not be able to see that an error occurred
     and self-correct.
 
-    However, any errors in _finding_ the tool, an error indicating that the
-    server does not support tool calls, or any other exceptional conditions,
-    should be reported as an MCP error response.
+    However, any errors in _finding_ the tool, an error indicating that the server
+    does not support tool calls, or any other exceptional conditions, should be
+    reported as an MCP error response.
     """
 
     content: list[CallToolResultContentItem]
@@ -681,8 +681,8 @@ class ListPromptsRequestParams(OpenStruct, kw_only=True):
     """The `ListPromptsRequestParams` object of the schema."""
 
     cursor: str | UnsetType = UNSET
-    """An opaque token representing the current pagination position.
-    If provided, the server should return results starting after this cursor.
+    """An opaque token representing the current pagination position. If provided, the
+    server should return results starting after this cursor.
     """
 
 
@@ -698,8 +698,7 @@ class ListPromptsResult(OpenStruct, kw_only=True):
 
     next_cursor: str | UnsetType = msgspec.field(default=UNSET, name="nextCursor")
     """An opaque token representing the pagination position after the last returned
-    result.
-    If present, there may be more results available.
+    result. If present, there may be more results available.
     """
 
 
@@ -715,8 +714,8 @@ class ListResourceTemplatesRequestParams(OpenStruct, kw_only=True):
     """The `ListResourceTemplatesRequestParams` object of the schema."""
 
     cursor: str | UnsetType = UNSET
-    """An opaque token representing the current pagination position.
-    If provided, the server should return results starting after this cursor.
+    """An opaque token representing the current pagination position. If provided, the
+    server should return results starting after this cursor.
     """
 
 
@@ -732,8 +731,7 @@ class ListResourceTemplatesResult(OpenStruct, kw_only=True):
 
     next_cursor: str | UnsetType = msgspec.field(default=UNSET, name="nextCursor")
     """An opaque token representing the pagination position after the last returned
-    result.
-    If present, there may be more results available.
+    result. If present, there may be more results available.
     """
 
 
@@ -749,8 +747,8 @@ class ListResourcesRequestParams(OpenStruct, kw_only=True):
     """The `ListResourcesRequestParams` object of the schema."""
 
     cursor: str | UnsetType = UNSET
-    """An opaque token representing the current pagination position.
-    If provided, the server should return results starting after this cursor.
+    """An opaque token representing the current pagination position. If provided, the
+    server should return results starting after this cursor.
     """
 
 
@@ -766,24 +764,19 @@ class ListResourcesResult(OpenStruct, kw_only=True):
 
     next_cursor: str | UnsetType = msgspec.field(default=UNSET, name="nextCursor")
     """An opaque token representing the pagination position after the last returned
-    result.
-    If present, there may be more results available.
+    result. If present, there may be more results available.
     """
 
 
 class ListRootsRequest(OpenStruct, kw_only=True, tag_field="method", tag="roots/list"):
     """Sent from the server to request a list of root URIs from the client. Roots
-    allow
-    servers to ask for specific directories or files to operate on. A common
-    example
-    for roots is providing a set of repositories or directories a server should
-    operate
-    on.
+    allow servers to ask for specific directories or files to operate on. A common
+    example for roots is providing a set of repositories or directories a server
+    should operate on.
 
     This request is typically used when the server needs to understand the file
-    system
-    structure or access specific locations that the client has permission to read
-    from.
+    system structure or access specific locations that the client has permission
+    to read from.
     """
 
     params: ListRootsRequestParams | UnsetType = UNSET
@@ -811,10 +804,9 @@ class ListRootsRequestParamsMeta(OpenStruct, kw_only=True):
 
 
 class ListRootsResult(OpenStruct, kw_only=True):
-    """The client's response to a roots/list request from the server.
-    This result contains an array of Root objects, each representing a root
-    directory
-    or file that the server can operate on.
+    """The client's response to a roots/list request from the server. This result
+    contains an array of Root objects, each representing a root directory or file
+    that the server can operate on.
     """
 
     roots: list[Root]
@@ -835,8 +827,8 @@ class ListToolsRequestParams(OpenStruct, kw_only=True):
     """The `ListToolsRequestParams` object of the schema."""
 
     cursor: str | UnsetType = UNSET
-    """An opaque token representing the current pagination position.
-    If provided, the server should return results starting after this cursor.
+    """An opaque token representing the current pagination position. If provided, the
+    server should return results starting after this cursor.
     """
 
 
@@ -852,8 +844,7 @@ class ListToolsResult(OpenStruct, kw_only=True):
 
     next_cursor: str | UnsetType = msgspec.field(default=UNSET, name="nextCursor")
     """An opaque token representing the pagination position after the last returned
-    result.
-    If present, there may be more results available.
+    result. If present, there may be more results available.
     """
 
 
@@ -896,7 +887,7 @@ class ModelHint(OpenStruct, kw_only=True):
     The client SHOULD treat this as a substring of a model name; for example:
      - `claude-3-5-sonnet` should match `claude-3-5-sonnet-20241022`
      - `sonnet` should match `claude-3-5-sonnet-20241022`,
-     `claude-3-sonnet-20240229`, etc.
+       `claude-3-sonnet-20240229`, etc.
      - `claude` should match any Claude model
 
     The client MAY also map the string to a different provider's model name or a
@@ -925,19 +916,18 @@ class ModelPreferences(OpenStruct, kw_only=True):
         | Annotated[float, msgspec.Meta(ge=0, le=1)]
         | UnsetType
     ) = msgspec.field(default=UNSET, name="costPriority")
-    """How much to prioritize cost when selecting a model. A value of 0 means cost
-    is not important, while a value of 1 means cost is the most important
-    factor.
+    """How much to prioritize cost when selecting a model. A value of 0 means cost is
+    not important, while a value of 1 means cost is the most important factor.
     """
 
     hints: list[ModelHint] | UnsetType = UNSET
     """Optional hints to use for model selection.
 
-    If multiple hints are specified, the client MUST evaluate them in order
-    (such that the first match is taken).
+    If multiple hints are specified, the client MUST evaluate them in order (such
+    that the first match is taken).
 
-    The client SHOULD prioritize these hints over the numeric priorities, but
-    MAY still use the priorities to select from ambiguous matches.
+    The client SHOULD prioritize these hints over the numeric priorities, but MAY
+    still use the priorities to select from ambiguous matches.
     """
 
     intelligence_priority: (
@@ -945,9 +935,9 @@ class ModelPreferences(OpenStruct, kw_only=True):
         | Annotated[float, msgspec.Meta(ge=0, le=1)]
         | UnsetType
     ) = msgspec.field(default=UNSET, name="intelligencePriority")
-    """How much to prioritize intelligence and capabilities when selecting a
-    model. A value of 0 means intelligence is not important, while a value of 1
-    means intelligence is the most important factor.
+    """How much to prioritize intelligence and capabilities when selecting a model. A
+    value of 0 means intelligence is not important, while a value of 1 means
+    intelligence is the most important factor.
     """
 
     speed_priority: (
@@ -956,8 +946,8 @@ class ModelPreferences(OpenStruct, kw_only=True):
         | UnsetType
     ) = msgspec.field(default=UNSET, name="speedPriority")
     """How much to prioritize sampling speed (latency) when selecting a model. A
-    value of 0 means speed is not important, while a value of 1 means speed is
-    the most important factor.
+    value of 0 means speed is not important, while a value of 1 means speed is the
+    most important factor.
     """
 
 
@@ -990,8 +980,8 @@ class PaginatedRequestParams(OpenStruct, kw_only=True):
     """The `PaginatedRequestParams` object of the schema."""
 
     cursor: str | UnsetType = UNSET
-    """An opaque token representing the current pagination position.
-    If provided, the server should return results starting after this cursor.
+    """An opaque token representing the current pagination position. If provided, the
+    server should return results starting after this cursor.
     """
 
 
@@ -1005,8 +995,7 @@ class PaginatedResult(OpenStruct, kw_only=True):
 
     next_cursor: str | UnsetType = msgspec.field(default=UNSET, name="nextCursor")
     """An opaque token representing the pagination position after the last returned
-    result.
-    If present, there may be more results available.
+    result. If present, there may be more results available.
     """
 
 
@@ -1328,9 +1317,9 @@ class Root(OpenStruct, kw_only=True):
     """Represents a root directory or file that the server can operate on."""
 
     uri: str
-    """The URI identifying the root. This *must* start with file:// for now.
-    This restriction may be relaxed in future versions of the protocol to allow
-    other URI schemes.
+    """The URI identifying the root. This *must* start with file:// for now. This
+    restriction may be relaxed in future versions of the protocol to allow other
+    URI schemes.
     """
 
     name: str | UnsetType = UNSET
@@ -1344,11 +1333,9 @@ class RootsListChangedNotification(
     OpenStruct, kw_only=True, tag_field="method", tag="notifications/roots/list_changed"
 ):
     """A notification from the client to the server, informing it that the list of
-    roots has changed.
-    This notification should be sent whenever the client adds, removes, or
-    modifies any root.
-    The server should then request an updated list of roots using the
-    ListRootsRequest.
+    roots has changed. This notification should be sent whenever the client adds,
+    removes, or modifies any root. The server should then request an updated list
+    of roots using the ListRootsRequest.
     """
 
     params: RootsListChangedNotificationParams | UnsetType = UNSET
@@ -1505,19 +1492,19 @@ class Tool(OpenStruct, kw_only=True):
 class ToolAnnotations(OpenStruct, kw_only=True):
     """Additional properties describing a Tool to clients.
 
-    NOTE: all properties in ToolAnnotations are **hints**.
-    They are not guaranteed to provide a faithful description of
-    tool behavior (including descriptive properties like `title`).
+    NOTE: all properties in ToolAnnotations are **hints**. They are not guaranteed
+    to provide a faithful description of tool behavior (including descriptive
+    properties like `title`).
 
-    Clients should never make tool use decisions based on ToolAnnotations
-    received from untrusted servers.
+    Clients should never make tool use decisions based on ToolAnnotations received
+    from untrusted servers.
     """
 
     destructive_hint: bool | UnsetType = msgspec.field(
         default=UNSET, name="destructiveHint"
     )
-    """If true, the tool may perform destructive updates to its environment.
-    If false, the tool performs only additive updates.
+    """If true, the tool may perform destructive updates to its environment. If
+    false, the tool performs only additive updates.
 
     (This property is meaningful only when `readOnlyHint == false`)
 
@@ -1527,8 +1514,8 @@ class ToolAnnotations(OpenStruct, kw_only=True):
     idempotent_hint: bool | UnsetType = msgspec.field(
         default=UNSET, name="idempotentHint"
     )
-    """If true, calling the tool repeatedly with the same arguments
-    will have no additional effect on the its environment.
+    """If true, calling the tool repeatedly with the same arguments will have no
+    additional effect on the its environment.
 
     (This property is meaningful only when `readOnlyHint == false`)
 
@@ -1538,10 +1525,9 @@ class ToolAnnotations(OpenStruct, kw_only=True):
     open_world_hint: bool | UnsetType = msgspec.field(
         default=UNSET, name="openWorldHint"
     )
-    """If true, this tool may interact with an "open world" of external
-    entities. If false, the tool's domain of interaction is closed.
-    For example, the world of a web search tool is open, whereas that
-    of a memory tool is not.
+    """If true, this tool may interact with an "open world" of external entities. If
+    false, the tool's domain of interaction is closed. For example, the world of a
+    web search tool is open, whereas that of a memory tool is not.
 
     Default: true
     """

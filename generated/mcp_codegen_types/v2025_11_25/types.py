@@ -249,8 +249,8 @@ class Annotations(OpenStruct, kw_only=True):
     """Describes how important this data is for operating the server.
 
     A value of 1 means "most important," and indicates that the data is
-    effectively required, while 0 means "least important," and indicates that
-    the data is entirely optional.
+    effectively required, while 0 means "least important," and indicates that the
+    data is entirely optional.
     """
 
 
@@ -286,12 +286,10 @@ class BaseMetadata(OpenStruct, kw_only=True):
 
     title: str | UnsetType = UNSET
     """Intended for UI and end-user contexts — optimized to be human-readable and
-    easily understood,
-    even by those unfamiliar with domain-specific terminology.
+    easily understood, even by those unfamiliar with domain-specific terminology.
 
-    If not provided, the name should be used for display (except for Tool,
-    where `annotations.title` should be given precedence over using `name`,
-    if present).
+    If not provided, the name should be used for display (except for Tool, where
+    `annotations.title` should be given precedence over using `name`, if present).
     """
 
 
@@ -353,14 +351,12 @@ class CallToolRequestParams(OpenStruct, kw_only=True):
 
     task: TaskMetadata | UnsetType = UNSET
     """If specified, the caller is requesting task-augmented execution for this
-    request.
-    The request will return a CreateTaskResult immediately, and the actual result
-    can be
-    retrieved later via tasks/result.
+    request. The request will return a CreateTaskResult immediately, and the
+    actual result can be retrieved later via tasks/result.
 
     Task augmentation is subject to capability negotiation - receivers MUST
-    declare support
-    for task augmentation of specific request types in their capabilities.
+    declare support for task augmentation of specific request types in their
+    capabilities.
     """
 
 
@@ -397,9 +393,9 @@ class CallToolResult(OpenStruct, kw_only=True):
     response. Otherwise, the LLM would not be able to see that an error occurred
     and self-correct.
 
-    However, any errors in _finding_ the tool, an error indicating that the
-    server does not support tool calls, or any other exceptional conditions,
-    should be reported as an MCP error response.
+    However, any errors in _finding_ the tool, an error indicating that the server
+    does not support tool calls, or any other exceptional conditions, should be
+    reported as an MCP error response.
     """
 
     meta: dict[str, Any] | UnsetType = msgspec.field(default=UNSET, name="_meta")
@@ -461,12 +457,12 @@ class CancelTaskResult(OpenStruct, kw_only=True):
     """Suggested polling interval in milliseconds."""
 
     status_message: str | UnsetType = msgspec.field(default=UNSET, name="statusMessage")
-    """Optional human-readable message describing the current task state.
-    This can provide context for any status, including:
+    """Optional human-readable message describing the current task state. This can
+    provide context for any status, including:
     - Reasons for "cancelled" status
     - Summaries for "completed" status
     - Diagnostic information for "failed" status (e.g., error details, what went
-    wrong)
+      wrong)
     """
 
 
@@ -511,10 +507,8 @@ class CancelledNotificationParams(OpenStruct, kw_only=True):
     """The ID of the request to cancel.
 
     This MUST correspond to the ID of a request previously issued in the same
-    direction.
-    This MUST be provided for cancelling non-task requests.
-    This MUST NOT be used for cancelling tasks (use the `tasks/cancel` request
-    instead).
+    direction. This MUST be provided for cancelling non-task requests. This MUST
+    NOT be used for cancelling tasks (use the `tasks/cancel` request instead).
     """
 
 
@@ -559,9 +553,8 @@ class ClientCapabilitiesSampling(OpenStruct, kw_only=True):
     """Present if the client supports sampling from an LLM."""
 
     context: dict[str, Any] | UnsetType = UNSET
-    """Whether the client supports context inclusion via includeContext parameter.
-    If not declared, servers SHOULD only use `includeContext: "none"` (or omit
-    it).
+    """Whether the client supports context inclusion via includeContext parameter. If
+    not declared, servers SHOULD only use `includeContext: "none"` (or omit it).
     """
 
     tools: dict[str, Any] | UnsetType = UNSET
@@ -730,13 +723,12 @@ class CreateMessageRequestParams(OpenStruct, kw_only=True):
         msgspec.field(default=UNSET, name="includeContext")
     )
     """A request to include context from one or more MCP servers (including the
-    caller), to be attached to the prompt.
-    The client MAY ignore this request.
+    caller), to be attached to the prompt. The client MAY ignore this request.
 
     Default is "none". Values "thisServer" and "allServers" are soft-deprecated.
-    Servers SHOULD only use these values if the client
-    declares ClientCapabilities.sampling.context. These values may be removed in
-    future spec releases.
+    Servers SHOULD only use these values if the client declares
+    ClientCapabilities.sampling.context. These values may be removed in future
+    spec releases.
     """
 
     meta: CreateMessageRequestParamsMeta | UnsetType = msgspec.field(
@@ -769,14 +761,12 @@ class CreateMessageRequestParams(OpenStruct, kw_only=True):
 
     task: TaskMetadata | UnsetType = UNSET
     """If specified, the caller is requesting task-augmented execution for this
-    request.
-    The request will return a CreateTaskResult immediately, and the actual result
-    can be
-    retrieved later via tasks/result.
+    request. The request will return a CreateTaskResult immediately, and the
+    actual result can be retrieved later via tasks/result.
 
     Task augmentation is subject to capability negotiation - receivers MUST
-    declare support
-    for task augmentation of specific request types in their capabilities.
+    declare support for task augmentation of specific request types in their
+    capabilities.
     """
 
     temperature: int | float | UnsetType = UNSET
@@ -784,16 +774,15 @@ class CreateMessageRequestParams(OpenStruct, kw_only=True):
     tool_choice: ToolChoice | UnsetType = msgspec.field(
         default=UNSET, name="toolChoice"
     )
-    """Controls how the model uses tools.
-    The client MUST return an error if this field is provided but
-    ClientCapabilities.sampling.tools is not declared.
+    """Controls how the model uses tools. The client MUST return an error if this
+    field is provided but ClientCapabilities.sampling.tools is not declared.
     Default is `{ mode: "auto" }`.
     """
 
     tools: list[Tool] | UnsetType = UNSET
-    """Tools that the model may use during generation.
-    The client MUST return an error if this field is provided but
-    ClientCapabilities.sampling.tools is not declared.
+    """Tools that the model may use during generation. The client MUST return an
+    error if this field is provided but ClientCapabilities.sampling.tools is not
+    declared.
     """
 
 
@@ -813,11 +802,10 @@ class CreateMessageRequestParamsMeta(OpenStruct, kw_only=True):
 
 
 class CreateMessageResult(OpenStruct, kw_only=True):
-    """The client's response to a sampling/createMessage request from the server.
-    The client should inform the user before returning the sampled message, to
-    allow them
-    to inspect the response (human in the loop) and decide whether to allow the
-    server to see it.
+    """The client's response to a sampling/createMessage request from the server. The
+    client should inform the user before returning the sampled message, to allow
+    them to inspect the response (human in the loop) and decide whether to allow
+    the server to see it.
     """
 
     content: CreateMessageResultContent
@@ -883,8 +871,8 @@ class ElicitRequestFormParams(OpenStruct, kw_only=True):
     requested_schema: ElicitRequestFormParamsRequestedSchema = msgspec.field(
         name="requestedSchema"
     )
-    """A restricted subset of JSON Schema.
-    Only top-level properties are allowed, without nesting.
+    """A restricted subset of JSON Schema. Only top-level properties are allowed,
+    without nesting.
     """
 
     meta: ElicitRequestFormParamsMeta | UnsetType = msgspec.field(
@@ -899,14 +887,12 @@ class ElicitRequestFormParams(OpenStruct, kw_only=True):
 
     task: TaskMetadata | UnsetType = UNSET
     """If specified, the caller is requesting task-augmented execution for this
-    request.
-    The request will return a CreateTaskResult immediately, and the actual result
-    can be
-    retrieved later via tasks/result.
+    request. The request will return a CreateTaskResult immediately, and the
+    actual result can be retrieved later via tasks/result.
 
     Task augmentation is subject to capability negotiation - receivers MUST
-    declare support
-    for task augmentation of specific request types in their capabilities.
+    declare support for task augmentation of specific request types in their
+    capabilities.
     """
 
 
@@ -926,8 +912,8 @@ class ElicitRequestFormParamsMeta(OpenStruct, kw_only=True):
 
 
 class ElicitRequestFormParamsRequestedSchema(OpenStruct, kw_only=True):
-    """A restricted subset of JSON Schema.
-    Only top-level properties are allowed, without nesting.
+    """A restricted subset of JSON Schema. Only top-level properties are allowed,
+    without nesting.
     """
 
     properties: dict[str, PrimitiveSchemaDefinition]
@@ -946,8 +932,7 @@ class ElicitRequestURLParams(OpenStruct, kw_only=True):
 
     elicitation_id: str = msgspec.field(name="elicitationId")
     """The ID of the elicitation, which must be unique within the context of the
-    server.
-    The client MUST treat this ID as an opaque value.
+    server. The client MUST treat this ID as an opaque value.
     """
 
     message: str
@@ -968,14 +953,12 @@ class ElicitRequestURLParams(OpenStruct, kw_only=True):
 
     task: TaskMetadata | UnsetType = UNSET
     """If specified, the caller is requesting task-augmented execution for this
-    request.
-    The request will return a CreateTaskResult immediately, and the actual result
-    can be
-    retrieved later via tasks/result.
+    request. The request will return a CreateTaskResult immediately, and the
+    actual result can be retrieved later via tasks/result.
 
     Task augmentation is subject to capability negotiation - receivers MUST
-    declare support
-    for task augmentation of specific request types in their capabilities.
+    declare support for task augmentation of specific request types in their
+    capabilities.
     """
 
 
@@ -1006,9 +989,8 @@ class ElicitResult(OpenStruct, kw_only=True):
 
     content: dict[str, ElicitResultContentValue] | UnsetType = UNSET
     """The submitted form data, only present when action is "accept" and mode was
-    "form".
-    Contains values matching the requested schema.
-    Omitted for out-of-band mode responses.
+    "form". Contains values matching the requested schema. Omitted for out-of-band
+    mode responses.
     """
 
     meta: dict[str, Any] | UnsetType = msgspec.field(default=UNSET, name="_meta")
@@ -1150,9 +1132,9 @@ class GetTaskPayloadRequestParams(OpenStruct, kw_only=True):
 
 
 class GetTaskPayloadResult(OpenStruct, kw_only=True):
-    """The response to a tasks/result request.
-    The structure matches the result type of the original request.
-    For example, a tools/call task would return the CallToolResult structure.
+    """The response to a tasks/result request. The structure matches the result type
+    of the original request. For example, a tools/call task would return the
+    CallToolResult structure.
     """
 
     meta: dict[str, Any] | UnsetType = msgspec.field(default=UNSET, name="_meta")
@@ -1205,12 +1187,12 @@ class GetTaskResult(OpenStruct, kw_only=True):
     """Suggested polling interval in milliseconds."""
 
     status_message: str | UnsetType = msgspec.field(default=UNSET, name="statusMessage")
-    """Optional human-readable message describing the current task state.
-    This can provide context for any status, including:
+    """Optional human-readable message describing the current task state. This can
+    provide context for any status, including:
     - Reasons for "cancelled" status
     - Summaries for "completed" status
     - Diagnostic information for "failed" status (e.g., error details, what went
-    wrong)
+      wrong)
     """
 
 
@@ -1221,17 +1203,16 @@ class Icon(OpenStruct, kw_only=True):
     """A standard URI pointing to an icon resource. May be an HTTP/HTTPS URL or a
     `data:` URI with Base64-encoded image data.
 
-    Consumers SHOULD takes steps to ensure URLs serving icons are from the
-    same domain as the client/server or a trusted domain.
+    Consumers SHOULD takes steps to ensure URLs serving icons are from the same
+    domain as the client/server or a trusted domain.
 
     Consumers SHOULD take appropriate precautions when consuming SVGs as they can
-    contain
-    executable JavaScript.
+    contain executable JavaScript.
     """
 
     mime_type: str | UnsetType = msgspec.field(default=UNSET, name="mimeType")
-    """Optional MIME type override if the source MIME type is missing or generic.
-    For example: `"image/png"`, `"image/jpeg"`, or `"image/svg+xml"`.
+    """Optional MIME type override if the source MIME type is missing or generic. For
+    example: `"image/png"`, `"image/jpeg"`, or `"image/svg+xml"`.
     """
 
     sizes: list[str] | UnsetType = UNSET
@@ -1322,12 +1303,10 @@ class Implementation(OpenStruct, kw_only=True):
 
     title: str | UnsetType = UNSET
     """Intended for UI and end-user contexts — optimized to be human-readable and
-    easily understood,
-    even by those unfamiliar with domain-specific terminology.
+    easily understood, even by those unfamiliar with domain-specific terminology.
 
-    If not provided, the name should be used for display (except for Tool,
-    where `annotations.title` should be given precedence over using `name`,
-    if present).
+    If not provided, the name should be used for display (except for Tool, where
+    `annotations.title` should be given precedence over using `name`, if present).
     """
 
     website_url: str | UnsetType = msgspec.field(default=UNSET, name="websiteUrl")
@@ -1465,8 +1444,8 @@ class JSONRPCResultResponse(OpenStruct, kw_only=True):
 
 
 class LegacyTitledEnumSchema(OpenStruct, kw_only=True):
-    """Use TitledSingleSelectEnumSchema instead.
-    This interface will be removed in a future version.
+    """Use TitledSingleSelectEnumSchema instead. This interface will be removed in a
+    future version.
     """
 
     enum: list[str]
@@ -1478,8 +1457,8 @@ class LegacyTitledEnumSchema(OpenStruct, kw_only=True):
     description: str | UnsetType = UNSET
 
     enum_names: list[str] | UnsetType = msgspec.field(default=UNSET, name="enumNames")
-    """(Legacy) Display names for enum values.
-    Non-standard according to JSON schema 2020-12.
+    """(Legacy) Display names for enum values. Non-standard according to JSON schema
+    2020-12.
     """
 
     title: str | UnsetType = UNSET
@@ -1511,8 +1490,7 @@ class ListPromptsResult(OpenStruct, kw_only=True):
 
     next_cursor: str | UnsetType = msgspec.field(default=UNSET, name="nextCursor")
     """An opaque token representing the pagination position after the last returned
-    result.
-    If present, there may be more results available.
+    result. If present, there may be more results available.
     """
 
 
@@ -1540,8 +1518,7 @@ class ListResourceTemplatesResult(OpenStruct, kw_only=True):
 
     next_cursor: str | UnsetType = msgspec.field(default=UNSET, name="nextCursor")
     """An opaque token representing the pagination position after the last returned
-    result.
-    If present, there may be more results available.
+    result. If present, there may be more results available.
     """
 
 
@@ -1569,24 +1546,19 @@ class ListResourcesResult(OpenStruct, kw_only=True):
 
     next_cursor: str | UnsetType = msgspec.field(default=UNSET, name="nextCursor")
     """An opaque token representing the pagination position after the last returned
-    result.
-    If present, there may be more results available.
+    result. If present, there may be more results available.
     """
 
 
 class ListRootsRequest(OpenStruct, kw_only=True, tag_field="method", tag="roots/list"):
     """Sent from the server to request a list of root URIs from the client. Roots
-    allow
-    servers to ask for specific directories or files to operate on. A common
-    example
-    for roots is providing a set of repositories or directories a server should
-    operate
-    on.
+    allow servers to ask for specific directories or files to operate on. A common
+    example for roots is providing a set of repositories or directories a server
+    should operate on.
 
     This request is typically used when the server needs to understand the file
-    system
-    structure or access specific locations that the client has permission to read
-    from.
+    system structure or access specific locations that the client has permission
+    to read from.
     """
 
     id: RequestId
@@ -1597,10 +1569,9 @@ class ListRootsRequest(OpenStruct, kw_only=True, tag_field="method", tag="roots/
 
 
 class ListRootsResult(OpenStruct, kw_only=True):
-    """The client's response to a roots/list request from the server.
-    This result contains an array of Root objects, each representing a root
-    directory
-    or file that the server can operate on.
+    """The client's response to a roots/list request from the server. This result
+    contains an array of Root objects, each representing a root directory or file
+    that the server can operate on.
     """
 
     roots: list[Root]
@@ -1633,8 +1604,7 @@ class ListTasksResult(OpenStruct, kw_only=True):
 
     next_cursor: str | UnsetType = msgspec.field(default=UNSET, name="nextCursor")
     """An opaque token representing the pagination position after the last returned
-    result.
-    If present, there may be more results available.
+    result. If present, there may be more results available.
     """
 
 
@@ -1660,8 +1630,7 @@ class ListToolsResult(OpenStruct, kw_only=True):
 
     next_cursor: str | UnsetType = msgspec.field(default=UNSET, name="nextCursor")
     """An opaque token representing the pagination position after the last returned
-    result.
-    If present, there may be more results available.
+    result. If present, there may be more results available.
     """
 
 
@@ -1711,7 +1680,7 @@ class ModelHint(OpenStruct, kw_only=True):
     The client SHOULD treat this as a substring of a model name; for example:
      - `claude-3-5-sonnet` should match `claude-3-5-sonnet-20241022`
      - `sonnet` should match `claude-3-5-sonnet-20241022`,
-     `claude-3-sonnet-20240229`, etc.
+       `claude-3-sonnet-20240229`, etc.
      - `claude` should match any Claude model
 
     The client MAY also map the string to a different provider's model name or a
@@ -1740,19 +1709,18 @@ class ModelPreferences(OpenStruct, kw_only=True):
         | Annotated[float, msgspec.Meta(ge=0, le=1)]
         | UnsetType
     ) = msgspec.field(default=UNSET, name="costPriority")
-    """How much to prioritize cost when selecting a model. A value of 0 means cost
-    is not important, while a value of 1 means cost is the most important
-    factor.
+    """How much to prioritize cost when selecting a model. A value of 0 means cost is
+    not important, while a value of 1 means cost is the most important factor.
     """
 
     hints: list[ModelHint] | UnsetType = UNSET
     """Optional hints to use for model selection.
 
-    If multiple hints are specified, the client MUST evaluate them in order
-    (such that the first match is taken).
+    If multiple hints are specified, the client MUST evaluate them in order (such
+    that the first match is taken).
 
-    The client SHOULD prioritize these hints over the numeric priorities, but
-    MAY still use the priorities to select from ambiguous matches.
+    The client SHOULD prioritize these hints over the numeric priorities, but MAY
+    still use the priorities to select from ambiguous matches.
     """
 
     intelligence_priority: (
@@ -1760,9 +1728,9 @@ class ModelPreferences(OpenStruct, kw_only=True):
         | Annotated[float, msgspec.Meta(ge=0, le=1)]
         | UnsetType
     ) = msgspec.field(default=UNSET, name="intelligencePriority")
-    """How much to prioritize intelligence and capabilities when selecting a
-    model. A value of 0 means intelligence is not important, while a value of 1
-    means intelligence is the most important factor.
+    """How much to prioritize intelligence and capabilities when selecting a model. A
+    value of 0 means intelligence is not important, while a value of 1 means
+    intelligence is the most important factor.
     """
 
     speed_priority: (
@@ -1771,8 +1739,8 @@ class ModelPreferences(OpenStruct, kw_only=True):
         | UnsetType
     ) = msgspec.field(default=UNSET, name="speedPriority")
     """How much to prioritize sampling speed (latency) when selecting a model. A
-    value of 0 means speed is not important, while a value of 1 means speed is
-    the most important factor.
+    value of 0 means speed is not important, while a value of 1 means speed is the
+    most important factor.
     """
 
 
@@ -1825,8 +1793,8 @@ class PaginatedRequestParams(OpenStruct, kw_only=True):
     """Common parameters for paginated requests."""
 
     cursor: str | UnsetType = UNSET
-    """An opaque token representing the current pagination position.
-    If provided, the server should return results starting after this cursor.
+    """An opaque token representing the current pagination position. If provided, the
+    server should return results starting after this cursor.
     """
 
     meta: PaginatedRequestParamsMeta | UnsetType = msgspec.field(
@@ -1862,8 +1830,7 @@ class PaginatedResult(OpenStruct, kw_only=True):
 
     next_cursor: str | UnsetType = msgspec.field(default=UNSET, name="nextCursor")
     """An opaque token representing the pagination position after the last returned
-    result.
-    If present, there may be more results available.
+    result. If present, there may be more results available.
     """
 
 
@@ -1951,12 +1918,10 @@ class Prompt(OpenStruct, kw_only=True):
 
     title: str | UnsetType = UNSET
     """Intended for UI and end-user contexts — optimized to be human-readable and
-    easily understood,
-    even by those unfamiliar with domain-specific terminology.
+    easily understood, even by those unfamiliar with domain-specific terminology.
 
-    If not provided, the name should be used for display (except for Tool,
-    where `annotations.title` should be given precedence over using `name`,
-    if present).
+    If not provided, the name should be used for display (except for Tool, where
+    `annotations.title` should be given precedence over using `name`, if present).
     """
 
 
@@ -1976,12 +1941,10 @@ class PromptArgument(OpenStruct, kw_only=True):
 
     title: str | UnsetType = UNSET
     """Intended for UI and end-user contexts — optimized to be human-readable and
-    easily understood,
-    even by those unfamiliar with domain-specific terminology.
+    easily understood, even by those unfamiliar with domain-specific terminology.
 
-    If not provided, the name should be used for display (except for Tool,
-    where `annotations.title` should be given precedence over using `name`,
-    if present).
+    If not provided, the name should be used for display (except for Tool, where
+    `annotations.title` should be given precedence over using `name`, if present).
     """
 
 
@@ -2023,12 +1986,10 @@ class PromptReference(OpenStruct, kw_only=True, tag_field="type", tag="ref/promp
 
     title: str | UnsetType = UNSET
     """Intended for UI and end-user contexts — optimized to be human-readable and
-    easily understood,
-    even by those unfamiliar with domain-specific terminology.
+    easily understood, even by those unfamiliar with domain-specific terminology.
 
-    If not provided, the name should be used for display (except for Tool,
-    where `annotations.title` should be given precedence over using `name`,
-    if present).
+    If not provided, the name should be used for display (except for Tool, where
+    `annotations.title` should be given precedence over using `name`, if present).
     """
 
 
@@ -2087,9 +2048,8 @@ class ReadResourceResult(OpenStruct, kw_only=True):
 
 
 class RelatedTaskMetadata(OpenStruct, kw_only=True):
-    """Metadata for associating messages with a task.
-    Include this in the `_meta` field under the key
-    `io.modelcontextprotocol/related-task`.
+    """Metadata for associating messages with a task. Include this in the `_meta`
+    field under the key `io.modelcontextprotocol/related-task`.
     """
 
     task_id: str = msgspec.field(name="taskId")
@@ -2180,12 +2140,10 @@ class Resource(OpenStruct, kw_only=True):
 
     title: str | UnsetType = UNSET
     """Intended for UI and end-user contexts — optimized to be human-readable and
-    easily understood,
-    even by those unfamiliar with domain-specific terminology.
+    easily understood, even by those unfamiliar with domain-specific terminology.
 
-    If not provided, the name should be used for display (except for Tool,
-    where `annotations.title` should be given precedence over using `name`,
-    if present).
+    If not provided, the name should be used for display (except for Tool, where
+    `annotations.title` should be given precedence over using `name`, if present).
     """
 
 
@@ -2261,12 +2219,10 @@ class ResourceLink(OpenStruct, kw_only=True, tag_field="type", tag="resource_lin
 
     title: str | UnsetType = UNSET
     """Intended for UI and end-user contexts — optimized to be human-readable and
-    easily understood,
-    even by those unfamiliar with domain-specific terminology.
+    easily understood, even by those unfamiliar with domain-specific terminology.
 
-    If not provided, the name should be used for display (except for Tool,
-    where `annotations.title` should be given precedence over using `name`,
-    if present).
+    If not provided, the name should be used for display (except for Tool, where
+    `annotations.title` should be given precedence over using `name`, if present).
     """
 
 
@@ -2365,12 +2321,10 @@ class ResourceTemplate(OpenStruct, kw_only=True):
 
     title: str | UnsetType = UNSET
     """Intended for UI and end-user contexts — optimized to be human-readable and
-    easily understood,
-    even by those unfamiliar with domain-specific terminology.
+    easily understood, even by those unfamiliar with domain-specific terminology.
 
-    If not provided, the name should be used for display (except for Tool,
-    where `annotations.title` should be given precedence over using `name`,
-    if present).
+    If not provided, the name should be used for display (except for Tool, where
+    `annotations.title` should be given precedence over using `name`, if present).
     """
 
 
@@ -2423,9 +2377,9 @@ class Root(OpenStruct, kw_only=True):
     """Represents a root directory or file that the server can operate on."""
 
     uri: str
-    """The URI identifying the root. This *must* start with file:// for now.
-    This restriction may be relaxed in future versions of the protocol to allow
-    other URI schemes.
+    """The URI identifying the root. This *must* start with file:// for now. This
+    restriction may be relaxed in future versions of the protocol to allow other
+    URI schemes.
     """
 
     meta: dict[str, Any] | UnsetType = msgspec.field(default=UNSET, name="_meta")
@@ -2444,11 +2398,9 @@ class RootsListChangedNotification(
     OpenStruct, kw_only=True, tag_field="method", tag="notifications/roots/list_changed"
 ):
     """A notification from the client to the server, informing it that the list of
-    roots has changed.
-    This notification should be sent whenever the client adds, removes, or
-    modifies any root.
-    The server should then request an updated list of roots using the
-    ListRootsRequest.
+    roots has changed. This notification should be sent whenever the client adds,
+    removes, or modifies any root. The server should then request an updated list
+    of roots using the ListRootsRequest.
     """
 
     jsonrpc: Literal["2.0"]
@@ -2677,12 +2629,12 @@ class Task(OpenStruct, kw_only=True):
     """Suggested polling interval in milliseconds."""
 
     status_message: str | UnsetType = msgspec.field(default=UNSET, name="statusMessage")
-    """Optional human-readable message describing the current task state.
-    This can provide context for any status, including:
+    """Optional human-readable message describing the current task state. This can
+    provide context for any status, including:
     - Reasons for "cancelled" status
     - Summaries for "completed" status
     - Diagnostic information for "failed" status (e.g., error details, what went
-    wrong)
+      wrong)
     """
 
 
@@ -2698,14 +2650,12 @@ class TaskAugmentedRequestParams(OpenStruct, kw_only=True):
 
     task: TaskMetadata | UnsetType = UNSET
     """If specified, the caller is requesting task-augmented execution for this
-    request.
-    The request will return a CreateTaskResult immediately, and the actual result
-    can be
-    retrieved later via tasks/result.
+    request. The request will return a CreateTaskResult immediately, and the
+    actual result can be retrieved later via tasks/result.
 
     Task augmentation is subject to capability negotiation - receivers MUST
-    declare support
-    for task augmentation of specific request types in their capabilities.
+    declare support for task augmentation of specific request types in their
+    capabilities.
     """
 
 
@@ -2725,8 +2675,8 @@ class TaskAugmentedRequestParamsMeta(OpenStruct, kw_only=True):
 
 
 class TaskMetadata(OpenStruct, kw_only=True):
-    """Metadata for augmenting a request with task execution.
-    Include this in the `task` field of the request parameters.
+    """Metadata for augmenting a request with task execution. Include this in the
+    `task` field of the request parameters.
     """
 
     ttl: int | UnsetType = UNSET
@@ -2773,12 +2723,12 @@ class TaskStatusNotificationParams(OpenStruct, kw_only=True):
     """Suggested polling interval in milliseconds."""
 
     status_message: str | UnsetType = msgspec.field(default=UNSET, name="statusMessage")
-    """Optional human-readable message describing the current task state.
-    This can provide context for any status, including:
+    """Optional human-readable message describing the current task state. This can
+    provide context for any status, including:
     - Reasons for "cancelled" status
     - Summaries for "completed" status
     - Diagnostic information for "failed" status (e.g., error details, what went
-    wrong)
+      wrong)
     """
 
 
@@ -2937,8 +2887,7 @@ class Tool(OpenStruct, kw_only=True):
         default=UNSET, name="outputSchema"
     )
     """An optional JSON Schema object defining the structure of the tool's output
-    returned in
-    the structuredContent field of a CallToolResult.
+    returned in the structuredContent field of a CallToolResult.
 
     Defaults to JSON Schema 2020-12 when no explicit $schema is provided.
     Currently restricted to type: "object" at the root level.
@@ -2946,31 +2895,29 @@ class Tool(OpenStruct, kw_only=True):
 
     title: str | UnsetType = UNSET
     """Intended for UI and end-user contexts — optimized to be human-readable and
-    easily understood,
-    even by those unfamiliar with domain-specific terminology.
+    easily understood, even by those unfamiliar with domain-specific terminology.
 
-    If not provided, the name should be used for display (except for Tool,
-    where `annotations.title` should be given precedence over using `name`,
-    if present).
+    If not provided, the name should be used for display (except for Tool, where
+    `annotations.title` should be given precedence over using `name`, if present).
     """
 
 
 class ToolAnnotations(OpenStruct, kw_only=True):
     """Additional properties describing a Tool to clients.
 
-    NOTE: all properties in ToolAnnotations are **hints**.
-    They are not guaranteed to provide a faithful description of
-    tool behavior (including descriptive properties like `title`).
+    NOTE: all properties in ToolAnnotations are **hints**. They are not guaranteed
+    to provide a faithful description of tool behavior (including descriptive
+    properties like `title`).
 
-    Clients should never make tool use decisions based on ToolAnnotations
-    received from untrusted servers.
+    Clients should never make tool use decisions based on ToolAnnotations received
+    from untrusted servers.
     """
 
     destructive_hint: bool | UnsetType = msgspec.field(
         default=UNSET, name="destructiveHint"
     )
-    """If true, the tool may perform destructive updates to its environment.
-    If false, the tool performs only additive updates.
+    """If true, the tool may perform destructive updates to its environment. If
+    false, the tool performs only additive updates.
 
     (This property is meaningful only when `readOnlyHint == false`)
 
@@ -2980,8 +2927,8 @@ class ToolAnnotations(OpenStruct, kw_only=True):
     idempotent_hint: bool | UnsetType = msgspec.field(
         default=UNSET, name="idempotentHint"
     )
-    """If true, calling the tool repeatedly with the same arguments
-    will have no additional effect on its environment.
+    """If true, calling the tool repeatedly with the same arguments will have no
+    additional effect on its environment.
 
     (This property is meaningful only when `readOnlyHint == false`)
 
@@ -2991,10 +2938,9 @@ class ToolAnnotations(OpenStruct, kw_only=True):
     open_world_hint: bool | UnsetType = msgspec.field(
         default=UNSET, name="openWorldHint"
     )
-    """If true, this tool may interact with an "open world" of external
-    entities. If false, the tool's domain of interaction is closed.
-    For example, the world of a web search tool is open, whereas that
-    of a memory tool is not.
+    """If true, this tool may interact with an "open world" of external entities. If
+    false, the tool's domain of interaction is closed. For example, the world of a
+    web search tool is open, whereas that of a memory tool is not.
 
     Default: true
     """
@@ -3026,12 +2972,11 @@ class ToolExecution(OpenStruct, kw_only=True):
     task_support: Literal["forbidden", "optional", "required"] | UnsetType = (
         msgspec.field(default=UNSET, name="taskSupport")
     )
-    """Indicates whether this tool supports task-augmented execution.
-    This allows clients to handle long-running operations through polling
-    the task system.
+    """Indicates whether this tool supports task-augmented execution. This allows
+    clients to handle long-running operations through polling the task system.
 
     - "forbidden": Tool does not support task-augmented execution (default when
-    absent)
+      absent)
     - "optional": Tool may support task-augmented execution
     - "required": Tool requires task-augmented execution
 
@@ -3066,8 +3011,7 @@ class ToolListChangedNotification(
 
 class ToolOutputSchema(OpenStruct, kw_only=True):
     """An optional JSON Schema object defining the structure of the tool's output
-    returned in
-    the structuredContent field of a CallToolResult.
+    returned in the structuredContent field of a CallToolResult.
 
     Defaults to JSON Schema 2020-12 when no explicit $schema is provided.
     Currently restricted to type: "object" at the root level.
@@ -3089,8 +3033,7 @@ class ToolResultContent(OpenStruct, kw_only=True, tag_field="type", tag="tool_re
     """The unstructured result content of the tool use.
 
     This has the same format as CallToolResult.content and can include text,
-    images,
-    audio, resource links, and embedded resources.
+    images, audio, resource links, and embedded resources.
     """
 
     tool_use_id: str = msgspec.field(name="toolUseId")
@@ -3102,14 +3045,13 @@ class ToolResultContent(OpenStruct, kw_only=True, tag_field="type", tag="tool_re
     is_error: bool | UnsetType = msgspec.field(default=UNSET, name="isError")
     """Whether the tool use resulted in an error.
 
-    If true, the content typically describes the error that occurred.
-    Default: false
+    If true, the content typically describes the error that occurred. Default:
+    false
     """
 
     meta: dict[str, Any] | UnsetType = msgspec.field(default=UNSET, name="_meta")
     """Optional metadata about the tool result. Clients SHOULD preserve this field
-    when
-    including tool results in subsequent sampling requests to enable caching
+    when including tool results in subsequent sampling requests to enable caching
     optimizations.
 
     See [General fields: `_meta`](/specification/2025-11-25/basic/index#meta) for
@@ -3462,8 +3404,8 @@ if TYPE_CHECKING:
         | NumberSchema
         | BooleanSchema
     )
-    """Restricted schema definitions that only allow primitive types
-    without nested objects or arrays.
+    """Restricted schema definitions that only allow primitive types without nested
+    objects or arrays.
     """
 else:
     PrimitiveSchemaDefinition = structural_union(

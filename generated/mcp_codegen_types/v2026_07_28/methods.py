@@ -155,9 +155,8 @@ META_CLIENT_CAPABILITIES: Final = "io.modelcontextprotocol/clientCapabilities"
 """The client's capabilities for this specific request. Required."""
 
 META_CLIENT_INFO: Final = "io.modelcontextprotocol/clientInfo"
-"""Identifies the client software making the request. Clients SHOULD
-include this field on every request unless specifically configured not
-to do so.
+"""Identifies the client software making the request. Clients SHOULD include this
+field on every request unless specifically configured not to do so.
 """
 
 META_LOG_LEVEL: Final = "io.modelcontextprotocol/logLevel"
@@ -165,29 +164,26 @@ META_LOG_LEVEL: Final = "io.modelcontextprotocol/logLevel"
 
 META_PROGRESS_TOKEN: Final = "progressToken"
 """If specified, the caller is requesting out-of-band progress notifications for this
-request (as represented by {@link ProgressNotificationnotifications/progress}).
-The value of this parameter is an opaque token that will be attached to any
-subsequent notifications. The receiver is not obligated to provide these
-notifications.
+request (as represented by `notifications/progress`). The value of this parameter
+is an opaque token that will be attached to any subsequent notifications. The
+receiver is not obligated to provide these notifications.
 """
 
 META_PROTOCOL_VERSION: Final = "io.modelcontextprotocol/protocolVersion"
 """The MCP Protocol Version being used for this request. Required."""
 
 META_SERVER_INFO: Final = "io.modelcontextprotocol/serverInfo"
-"""Identifies the server software producing the response. Servers SHOULD
-include this field on every response unless specifically configured not
-to do so.
+"""Identifies the server software producing the response. Servers SHOULD include this
+field on every response unless specifically configured not to do so.
 """
 
 META_SUBSCRIPTION_ID: Final = "io.modelcontextprotocol/subscriptionId"
-"""Identifies the subscription stream a notification was delivered on. The
-server MUST include this key on every notification delivered via a
-{@link SubscriptionsListenRequestsubscriptions/listen} stream, so the
-client can correlate the notification with the originating subscription.
-The key is absent on notifications not delivered via a subscription
-stream (e.g. progress notifications for an in-flight request), which is
-why it is optional here.
+"""Identifies the subscription stream a notification was delivered on. The server
+MUST include this key on every notification delivered via a `subscriptions/listen`
+stream, so the client can correlate the notification with the originating
+subscription. The key is absent on notifications not delivered via a subscription
+stream (e.g. progress notifications for an in-flight request), which is why it is
+optional here.
 """
 
 ERROR_HEADER_MISMATCH: Final = -32020

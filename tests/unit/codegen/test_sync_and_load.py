@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import shutil
@@ -9,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+import mcp_codegen_types
 from mcp_codegen.errors import OverrideError, SchemaLoadError
 from mcp_codegen.load import load_schema
 from mcp_codegen.manifest import load_manifest
@@ -27,17 +29,14 @@ def schema_dir(tmp_path: Path) -> Path:
     return target
 
 
-def test_manifest_lists_six_revisions_in_protocol_order() -> None:
+def test_manifest_lists_revisions_in_protocol_order() -> None:
     manifest = load_manifest(SCHEMA_DIR)
-    assert manifest.names == (
-        "2024-11-05",
-        "2025-03-26",
-        "2025-06-18",
-        "2025-11-25",
-        "2026-07-28",
-        "draft",
-    )
-    assert [pin.module for pin in manifest.revisions][-2:] == ["v2026_07_28", "draft"]
+    dated = [name for name in manifest.names if name != "draft"]
+    assert manifest.names == (*sorted(dated), "draft")
+    assert manifest.names == tuple(mcp_codegen_types.KNOWN_VERSIONS)
+    assert "2024-11-05" in dated
+    assert "2026-07-28" in dated
+    assert manifest.revisions[-1].module == "draft"
     for pin in manifest.revisions:
         assert pin.url.endswith(f"/schema/{pin.name}/schema.json")
 
@@ -59,8 +58,14 @@ def test_sync_refuses_a_hash_mismatch_and_writes_nothing(
     (source / "2025-06-18").mkdir(parents=True)
     (source / "2025-06-18" / "schema.json").write_text('{"changed": true}')
     manifest = load_manifest(schema_dir)
-    with pytest.raises(SchemaLoadError, match="--accept-new-hash"):
+    digest = hashlib.sha256(b'{"changed": true}').hexdigest()
+    with pytest.raises(SchemaLoadError) as caught:
         sync(manifest, schema_dir, manifest.select(["2025-06-18"]), source_dir=source)
+    message = str(caught.value)
+    assert f"the file's sha256 (its SHA-256 digest) is {digest}" in message
+    assert f"the manifest pins sha256 {manifest.get('2025-06-18').sha256}" in message
+    assert "`mcp-codegen schema pin 2025-06-18`" in message
+    assert f'`sha256 = "{digest}"`' in message
     assert not schema_path(schema_dir, "2025-06-18").exists()
 
 
@@ -152,3 +157,44 @@ def test_shipped_overrides_still_match_the_schemas() -> None:
         document = json.loads(schema_path(SCHEMA_DIR, pin.name).read_text())
         apply_patches(document, patches, pin.name)  # raises when stale
     assert load_patches(SCHEMA_DIR, "2026-07-28")
+
+
+def test_a_manifest_entry_without_sha256_says_how_to_pin(
+    schema_dir: Path, tmp_path: Path
+) -> None:
+    path = schema_dir / "manifest.toml"
+    text = path.read_text()
+    pinned = load_manifest(schema_dir).get("2025-06-18").sha256
+    path.write_text(text.replace(f'sha256 = "{pinned}"', 'sha256 = ""'))
+    manifest = load_manifest(schema_dir)
+    with pytest.raises(SchemaLoadError) as caught:
+        sync(
+            manifest,
+            schema_dir,
+            manifest.select(["2025-06-18"]),
+            source_dir=SHARED_SCHEMAS,
+        )
+    message = str(caught.value)
+    assert "pins ;" not in message
+    assert "the manifest pins no sha256 for it yet" in message
+    assert f"is {pinned}" in message
+    assert "`mcp-codegen schema pin 2025-06-18`" in message
+
+
+def test_a_manifest_entry_may_leave_out_sha256(schema_dir: Path) -> None:
+    path = schema_dir / "manifest.toml"
+    pinned = load_manifest(schema_dir).get("2025-06-18").sha256
+    path.write_text(path.read_text().replace(f'sha256 = "{pinned}"\n', ""))
+    assert load_manifest(schema_dir).get("2025-06-18").sha256 == ""
+
+
+def test_load_of_an_unpinned_file_prints_its_digest(schema_dir: Path) -> None:
+    manifest = load_manifest(schema_dir)
+    sync(
+        manifest, schema_dir, manifest.select(["2025-03-26"]), source_dir=SHARED_SCHEMAS
+    )
+    pin = manifest.get("2025-03-26")
+    unpinned = dataclasses.replace(pin, sha256="")
+    with pytest.raises(SchemaLoadError) as caught:
+        load_schema(schema_dir, unpinned)
+    assert f"is {pin.sha256}, but the manifest pins no sha256" in str(caught.value)
