@@ -31,6 +31,7 @@ import msgspec
 
 from mcp_codegen_runtime.stores.redis_events import RedisEventStore, entry_field
 from mcp_codegen_runtime.stores.redis_scripts import (
+    LuaScript,
     RedisClient,
     RedisLink,
     blocking,
@@ -49,6 +50,15 @@ DEFAULT_LEASE_S: Final = 10.0
 """How long an instance counts as alive after its last heartbeat."""
 DEFAULT_TIMEOUT_S: Final = 5.0
 INBOX_MAXLEN: Final = 10_000
+
+
+_SEND = """
+redis.call('XADD', KEYS[1], 'MAXLEN', '~', ARGV[1], '*', 'o', ARGV[2])
+redis.call('PEXPIRE', KEYS[1], ARGV[3])
+return 1
+"""
+"""KEYS: inbox. ARGV: its bound, the op, its TTL (ms): an inbox no one
+reads (its instance gone) vanishes."""
 
 
 class Op(msgspec.Struct, omit_defaults=True):
@@ -133,6 +143,7 @@ class Cluster:
         self.sessions = RedisSessions(
             self.link.client, prefix=prefix, alive_prefix=self.alive_prefix
         )
+        self._send = LuaScript(_SEND)
         self._tasks: list[asyncio.Task[None]] = []
         self._reader: asyncio.Task[None] | None = None
         self._started: asyncio.Future[None] | None = None
@@ -205,21 +216,9 @@ class Cluster:
         return bool(await client.execute_command("EXISTS", self.instance_key(instance)))
 
     async def send(self, instance: str, op: Op) -> None:
-        """Put `op` in the inbox of `instance`."""
-        client = await self.client()
-        await client.execute_command(
-            "XADD",
-            self.inbox_key(instance),
-            "MAXLEN",
-            "~",
-            INBOX_MAXLEN,
-            "*",
-            "o",
-            _encode_op(op),
-        )
-        await client.execute_command(
-            "PEXPIRE", self.inbox_key(instance), int(self.lease_s * 3000)
-        )
+        """Put `op` in the inbox of `instance` (one round trip)."""
+        args: list[Any] = [INBOX_MAXLEN, _encode_op(op), int(self.lease_s * 3000)]
+        await self._send(await self.client(), [self.inbox_key(instance)], args)
 
     async def _heartbeat(self) -> None:
         while True:

@@ -50,9 +50,44 @@ when all are busy), so a client flooding `initialize` only evicts its own.
 Resumability (`Last-Event-ID`) is not offered: streams carry no event ids,
 which the specification allows.
 
-Several instances on one Redis (`http_app(..., redis=URL)`, `serve_http`,
-or `$MCP_REDIS_URL`; see `redis_parts` and `protocol.redis_switch`) share
-keys and tasks and serve each other's legacy sessions (`cluster=`).
+Several instances (`cluster=Cluster(...)`, all on one Redis; see
+`cluster.py` for the keys): a legacy session lives on one instance, its home
+(the one that answered its `initialize`); its record in Redis names its
+owner (a digest of the principal binding) and home, and logs the messages
+that change its state (`initialize`, `notifications/initialized`,
+`logging/setLevel`, `resources/(un)subscribe`, each alone). An instance
+taking a request of a session it does not hold looks it up (404 as above
+for an unknown one or another principal's) and:
+
+- home alive: forwards it through the home's inbox and relays what the
+  home stores in the shared `RedisEventStore`: a POST's answer (JSON when
+  its first message completes it, else SSE with the stored event ids), or
+  the home's refusal as the same HTTP answer; 202 for notifications and
+  responses (cancellations, answers to the server's requests, which resolve
+  at the home); a GET opens the home's standalone stream (replacing the
+  previous one); a DELETE waits for the home to end the session;
+- no live home (dead, or released by a graceful shutdown): claims it
+  (compare-and-set) and rebuilds it by replaying its log through a fresh
+  connection (answers discarded; the connection's key, owner of its
+  anonymous tasks, derives from the session id), then serves it.
+
+A GET with `Last-Event-ID` of a stream no local task is storing replays it,
+then follows it live to its end. A follower never hangs: a stream whose
+writer instance died before ending it is ended, once, with -32603 for each
+request it still owed ("send it again"). Graceful shutdown (`aclose`)
+releases the sessions, hands the inbox's unserved POSTs back (their
+forwarders look again), lets requests in flight finish for up to
+`CLOSE_TIMEOUT_S` (their answers stored: clients resume elsewhere) and ends
+the GET streams. A SIGKILL loses the work in flight on that instance (its
+requests are answered -32603 by whoever follows their streams, within a
+lease and a half), the server's pending requests to clients, and
+whatever session state is not in the log. A Redis that cannot be reached
+makes a request that needs it 503 with a JSON-RPC error (-32603) and
+`Retry-After`; sessions held locally go on serving what needs no Redis.
+
+One switch for all of it: `http_app(..., redis=URL)` or `serve_http` (or
+`$MCP_REDIS_URL`; see `redis_parts` and `protocol.redis_switch`) makes the
+cluster and has the session share its keys and tasks on that Redis.
 
 The app runs sessions in asyncio tasks, so it needs an asyncio server
 (uvicorn, hypercorn's asyncio worker). It holds every such task, and
@@ -1377,21 +1412,29 @@ class McpHttpApp:
         )
         if route.kind == "unknown":
             raise _refuse(404, "Session not found (unknown or expired)")
-        if route.kind == "remote":
-            await cluster.send(route.home, Op("delete", session_id))
         await cluster.sessions.delete(session_id)
         if route.kind != "remote":
             await cluster.events.drop_owner(session_id)
+            return
+        # Wait for the home to end it, so that no instance serves it after.
+        stream_id = await cluster.events.create_stream(session_id, writer=route.home)
+        await cluster.send(route.home, Op("delete", session_id, stream=stream_id))
+        async with contextlib.aclosing(self._tail(cluster, stream_id)) as entries:
+            async for _ in entries:
+                pass
 
     async def _serve_op(self, op: Op) -> None:
         """Do what another instance asks of a session held here (the
         inbox reader calls this, in order: feeding is done before it
         returns, longer work in tasks)."""
+        assert self.cluster is not None
         state = self.sessions.find(op.session)
         if op.op == "delete":
             if state is not None:
                 self.sessions.discard(op.session)
                 self._end(state)
+            if op.stream:
+                await self.cluster.events.end(op.stream)
             return
         if state is None or (self._leaving and op.op != "notify"):
             await self._unplaced(op)
@@ -1406,7 +1449,16 @@ class McpHttpApp:
         elif op.op == "get":
             await self._open_forwarded_get(state, op)
         elif op.op == "post":
-            await self._serve_forwarded_post(state, op)
+            try:
+                await self._serve_forwarded_post(state, op)
+            except Exception as error:  # its forwarder must not wait for ever
+                logger.exception("a forwarded POST could not be served")
+                record = _Record(
+                    500,
+                    f"the session's server failed: {error}",
+                    ErrorCode.INTERNAL_ERROR,
+                )
+                await self.cluster.events.end(op.stream, _encode_record(record))
 
     async def _unplaced(self, op: Op) -> None:
         """An op for a session not held here (any more): a POST is told to
@@ -1483,14 +1535,24 @@ class McpHttpApp:
         when it completes it (the forwarder answers JSON), else after a
         priming event (2025-11-25, once it lingers), to its end."""
         first: bytes | _Unread | None = UNREAD
-        if state.handler.protocol_version in PRIMING_VERSIONS:
-            with anyio.move_on_after(PRIME_AFTER_S):
-                first = await _next(stored.source)
-            if first == RELEASE:
-                first = UNREAD
-            if not isinstance(first, bytes) or not stored.source.completed_by(first):
-                await stored.prime()
-        await self._pump(state, stored, first if isinstance(first, bytes) else None)
+        pumping = False
+        try:
+            if state.handler.protocol_version in PRIMING_VERSIONS:
+                with anyio.move_on_after(PRIME_AFTER_S):
+                    first = await _next(stored.source)
+                if first == RELEASE:
+                    first = UNREAD
+                if not isinstance(first, bytes) or not stored.source.completed_by(
+                    first
+                ):
+                    await stored.prime()
+            pumping = True
+            await self._pump(state, stored, first if isinstance(first, bytes) else None)
+        finally:
+            if not pumping:  # cancelled first: `_pump` would have done this
+                self._live.pop(stored.id, None)
+                state.mux.forget(stored.source)
+                await self._end_stream(stored)
 
     async def _open_forwarded_get(self, state: _LegacySession, op: Op) -> None:
         """The standalone stream opened through another instance: stored

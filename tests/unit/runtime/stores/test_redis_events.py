@@ -3,14 +3,17 @@ on one Redis, TTLs on every key, its keys, hostile positions."""
 
 from __future__ import annotations
 
+import asyncio
+import json
 from collections.abc import AsyncIterator
+from typing import Any
 
 import pytest
 from redis.asyncio import Redis
 
 from benchmarks.redis_server import RedisServer
 from mcp_codegen_runtime.stores.events import EventsEvictedError, UnknownEventError
-from mcp_codegen_runtime.stores.redis_events import RedisEventStore
+from mcp_codegen_runtime.stores.redis_events import END, REFUSAL, RedisEventStore
 
 pytestmark = pytest.mark.anyio
 
@@ -155,3 +158,77 @@ def test_it_runs_on_asyncio_only() -> None:
             await store.create_stream("s1")
 
     trio.run(main)
+
+
+# --- tails: streams read by other instances -----------------------------------------
+
+
+async def _read_all(store: RedisEventStore, stream: str, alive: bytes) -> list[Any]:
+    return [
+        entry
+        async for entry in store.tail(
+            stream, alive_prefix=alive, block_s=0.05, abandoned=_abandoned
+        )
+    ]
+
+
+def _abandoned(request: int | str) -> bytes:
+    return b'{"id":%s,"error":"gone"}' % json.dumps(request).encode()
+
+
+async def test_a_tail_reads_to_the_end_marker_and_later_appends_are_not_kept(
+    redis_server: RedisServer, redis_prefix: str, raw: Redis
+) -> None:
+    store = RedisEventStore(redis_server.url, prefix=redis_prefix)
+    try:
+        await raw.set(redis_prefix + "alive:w", b"1")
+        stream = await store.create_stream("s1", writer="w", requests=[1])
+        await store.append(stream, None)
+        await store.append(stream, b'{"jsonrpc":"2.0","id":1,"result":{}}')
+        assert await store.end(stream)
+        assert not await store.end(stream)
+        await store.append(stream, b"late")
+        entries = await _read_all(store, stream, (redis_prefix + "alive:").encode())
+        assert [e.kind for e in entries] == ["p", "m", END]
+        assert entries[1].value == b'{"jsonrpc":"2.0","id":1,"result":{}}'
+    finally:
+        await store.aclose()
+
+
+async def test_a_tail_answers_the_requests_a_dead_writer_still_owed(
+    redis_server: RedisServer, redis_prefix: str
+) -> None:
+    store = RedisEventStore(redis_server.url, prefix=redis_prefix)
+    try:
+        stream = await store.create_stream("s1", writer="dead", requests=[1, "two"])
+        await store.append(stream, b'{"jsonrpc":"2.0","id":1,"result":{}}')
+        alive = (redis_prefix + "alive:").encode()
+        first, second = await asyncio.gather(
+            _read_all(store, stream, alive), _read_all(store, stream, alive)
+        )
+        assert first == second
+        assert [(e.kind, e.value) for e in first] == [
+            ("m", b'{"jsonrpc":"2.0","id":1,"result":{}}'),
+            ("m", _abandoned("two")),
+            (END, b""),
+        ]
+    finally:
+        await store.aclose()
+
+
+async def test_a_refusal_ends_a_stream_and_an_unknown_stream_tails_nothing(
+    redis_server: RedisServer, redis_prefix: str
+) -> None:
+    store = RedisEventStore(redis_server.url, prefix=redis_prefix)
+    try:
+        stream = await store.create_stream("s1", writer="w")
+        assert await store.end(stream, b"refused")
+        alive = (redis_prefix + "alive:").encode()
+        entries = await _read_all(store, stream, alive)
+        assert [(e.kind, e.value) for e in entries] == [
+            (REFUSAL, b"refused"),
+            (END, b""),
+        ]
+        assert await _read_all(store, "x" * 22, alive) == []
+    finally:
+        await store.aclose()

@@ -362,3 +362,21 @@ def test_anonymous_sessions_share_one_owner() -> None:
 def test_the_per_owner_cap_must_be_positive() -> None:
     with pytest.raises(ValueError, match="max_sessions_per_owner"):
         SessionRegistry[str](max_sessions_per_owner=0)
+
+
+def test_adopt_registers_a_session_under_an_id_given_elsewhere() -> None:
+    registry: SessionRegistry[str] = SessionRegistry(max_sessions=1)
+    registry.adopt("s" * 43, "rebuilt", "alice")
+    assert registry.get("s" * 43, "alice") == "rebuilt"
+    assert registry.get("s" * 43, "bob") is None
+    assert registry.find("s" * 43) == "rebuilt"
+    with pytest.raises(ValueError, match="cannot adopt"):
+        registry.adopt("s" * 43, "again", "alice")
+    with pytest.raises(ValueError, match="cannot adopt"):
+        registry.adopt("bad id", "x")
+    with pytest.raises(SessionLimitError):
+        registry.adopt("t" * 43, "over", "alice")
+    assert registry.ids() == ["s" * 43]
+    assert registry.discard("s" * 43) == "rebuilt"
+    assert registry.discard("s" * 43) is None
+    assert registry.find("s" * 43) is None

@@ -1,0 +1,108 @@
+"""`RedisSessions`: the shared registry of legacy sessions (owner, home,
+state log, TTL, compare-and-set claim), against a real Redis."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+
+import pytest
+from redis.asyncio import Redis
+
+from benchmarks.redis_server import RedisServer
+from mcp_codegen_runtime.stores.redis_scripts import RedisClient, RedisLink
+from mcp_codegen_runtime.stores.redis_sessions import RedisSessions
+
+pytestmark = pytest.mark.anyio
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+@pytest.fixture
+async def raw(redis_server: RedisServer) -> AsyncIterator[Redis]:
+    client = Redis.from_url(redis_server.url)
+    try:
+        yield client
+    finally:
+        await client.aclose()
+
+
+@pytest.fixture
+async def sessions(
+    redis_server: RedisServer, redis_prefix: str
+) -> AsyncIterator[RedisSessions]:
+    link = RedisLink(redis_server.url, "test", "session")
+
+    async def client() -> RedisClient:
+        return await link.client()
+
+    try:
+        yield RedisSessions(client, prefix=redis_prefix, ttl_s=100)
+    finally:
+        await link.aclose()
+
+
+INIT = b'{"jsonrpc":"2.0","id":0,"method":"initialize","params":{}}'
+
+
+async def alive(raw: Redis, sessions: RedisSessions, instance: str) -> None:
+    await raw.set(sessions.alive_prefix + instance.encode(), b"1", px=60_000)
+
+
+async def test_another_owner_finds_no_session(
+    sessions: RedisSessions, raw: Redis
+) -> None:
+    await sessions.open("s1", b"alice", "a", INIT)
+    await alive(raw, sessions, "a")
+    assert (await sessions.route("s1", b"bob", "b")).kind == "unknown"
+    assert (await sessions.route("s1", b"", "b")).kind == "unknown"
+    assert (await sessions.route("nope", b"alice", "b")).kind == "unknown"
+    found = await sessions.route("s1", b"alice", "b")
+    assert (found.kind, found.home) == ("remote", "a")
+
+
+async def test_a_session_without_a_live_home_is_claimed_once_with_its_log(
+    sessions: RedisSessions, raw: Redis
+) -> None:
+    await sessions.open("s1", b"", "a", INIT)
+    assert await sessions.log("s1", b"level")
+    looked = await sessions.route("s1", b"", "b", claim=False)
+    assert (looked.kind, looked.home) == ("homeless", "a")
+    claimed = await sessions.route("s1", b"", "b")
+    assert (claimed.kind, claimed.home, claimed.log) == (
+        "claimed",
+        "a",
+        [INIT, b"level"],
+    )
+    await alive(raw, sessions, "b")
+    assert (await sessions.route("s1", b"", "c")).kind == "remote"
+
+
+async def test_release_is_a_compare_and_set_of_the_home(
+    sessions: RedisSessions, raw: Redis
+) -> None:
+    await sessions.open("s1", b"", "a", INIT)
+    await alive(raw, sessions, "a")
+    assert not await sessions.release("s1", "b")
+    assert (await sessions.route("s1", b"", "c")).kind == "remote"
+    assert await sessions.release("s1", "a")
+    claimed = await sessions.route("s1", b"", "c")
+    assert (claimed.kind, claimed.home) == ("claimed", "")
+
+
+async def test_both_keys_have_the_idle_ttl_renewed_by_use(
+    sessions: RedisSessions, raw: Redis
+) -> None:
+    await sessions.open("s1", b"", "a", INIT)
+    for key in sessions.keys("s1"):
+        assert 0 < await raw.pttl(key) <= 100_000
+        await raw.pexpire(key, 5_000)
+    await sessions.route("s1", b"", "b", claim=False)
+    for key in sessions.keys("s1"):
+        assert await raw.pttl(key) > 5_000
+    await sessions.delete("s1")
+    assert (await sessions.route("s1", b"", "b")).kind == "unknown"
+    assert not await sessions.log("s1", b"late")
+    assert await raw.exists(*sessions.keys("s1")) == 0
