@@ -807,6 +807,12 @@ class App:
     def _http_options(self, options: dict[str, Any]) -> None:
         options.setdefault("tool_input_schema", self.tool_input_schema)
         options.setdefault("required_scopes", self.scopes_for)
+        if "redis_prefix" in options:
+            self.redis_prefix = options["redis_prefix"]
+        if "redis" in options:  # a Redis named here is the whole app's
+            url = resolve_redis_url(options["redis"])
+            if url is not None and url != self.redis_url:
+                self.use_redis(url)
         # The app's own choice, None included: the environment was read once.
         options.setdefault("redis", self.redis_url)
         options.setdefault("redis_prefix", self.redis_prefix)

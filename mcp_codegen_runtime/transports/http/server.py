@@ -50,10 +50,6 @@ when all are busy), so a client flooding `initialize` only evicts its own.
 Resumability (`Last-Event-ID`) is not offered: streams carry no event ids,
 which the specification allows.
 
-Several instances on one Redis (`http_app(..., redis=URL)`, `serve_http`,
-or `$MCP_REDIS_URL`; see `redis_parts` and `protocol.redis_switch`) share
-keys and tasks and serve each other's legacy sessions (`cluster=`).
-
 Several instances (`cluster=Cluster(...)`, all on one Redis; see
 `cluster.py` for the keys): a legacy session lives on one instance, its home
 (the one that answered its `initialize`); its record in Redis names its
@@ -88,6 +84,10 @@ lease and a half), the server's pending requests to clients, and
 whatever session state is not in the log. A Redis that cannot be reached
 makes a request that needs it 503 with a JSON-RPC error (-32603) and
 `Retry-After`; sessions held locally go on serving what needs no Redis.
+
+One switch for all of it: `http_app(..., redis=URL)` or `serve_http` (or
+`$MCP_REDIS_URL`; see `redis_parts` and `protocol.redis_switch`) makes the
+cluster and has the session share its keys and tasks on that Redis.
 
 The app runs sessions in asyncio tasks, so it needs an asyncio server
 (uvicorn, hypercorn's asyncio worker). It holds every such task, and

@@ -256,3 +256,20 @@ async def test_a_frozen_redis_times_out_instead_of_hanging(
         assert error.code == -32603
         assert "the task store is unreachable" in error.message
         assert "Timeout" in error.message
+
+
+@pytest.mark.anyio
+async def test_a_redis_named_when_serving_is_the_whole_apps(
+    redis_server: RedisServer, redis_prefix: str
+) -> None:
+    """`asgi(redis=...)` switches the app too: its tasks and list cursors."""
+    app = make_app(None, "unused:")
+    asgi = app.asgi(redis=redis_server.url, redis_prefix=redis_prefix)
+    assert (app.redis_url, app.redis_prefix) == (redis_server.url, redis_prefix)
+    assert isinstance(app.tasks.store, RedisTaskStore)
+    async with lifespan(asgi):
+        pass
+    other = make_app(redis_server.url, redis_prefix)
+    async with served(other) as session:
+        await get(session, "tools/list", {})
+    assert app._cursor_key == other._cursor_key
