@@ -41,7 +41,7 @@ from mcp_codegen_runtime.stores.redis_sessions import RedisSessions
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable
 
-__all__ = ["DEFAULT_LEASE_S", "DEFAULT_PREFIX", "Cluster", "Op", "StoreUnreachable"]
+__all__ = ["DEFAULT_LEASE_S", "DEFAULT_PREFIX", "Cluster", "Op", "unreachable"]
 
 logger = logging.getLogger(__name__)
 
@@ -80,10 +80,6 @@ class Op(msgspec.Struct, omit_defaults=True):
 
 _encode_op = msgspec.msgpack.Encoder().encode
 _decode_op = msgspec.msgpack.Decoder(Op).decode
-
-StoreUnreachable = (OSError, asyncio.TimeoutError)
-"""What a call to an unreachable Redis raises (redis-py's `ConnectionError`
-and `TimeoutError` are among them); see `unreachable`."""
 
 
 def unreachable(error: BaseException) -> bool:

@@ -834,6 +834,7 @@ class McpHttpApp:
         with `forget`, drop its streams (and, in a cluster, its record)."""
         state.mux.closed = True
         self._spawn(state.connection.aclose())
+        self._touched.pop(state.session_id, None)
         if not forget:
             return
         if self.event_store is not None:
