@@ -97,10 +97,8 @@ The app runs sessions in asyncio tasks, so it needs an asyncio server
 from __future__ import annotations
 
 import asyncio
-import base64
 import contextlib
 import contextvars
-import hashlib
 import logging
 import math
 import time
@@ -124,7 +122,6 @@ from mcp_codegen_runtime.jsonrpc.envelope import (
     BadMessage,
     Envelope,
     RequestId,
-    error_reply,
 )
 from mcp_codegen_runtime.jsonrpc.serving import reset_peer_address, set_peer_address
 from mcp_codegen_runtime.protocol.meta import (
@@ -139,19 +136,31 @@ from mcp_codegen_runtime.protocol.redis_switch import (
     resolve_redis_url,
     share_redis,
 )
-from mcp_codegen_runtime.protocol.request_state import (
-    principal_binding,
-    principal_digest,
-)
 from mcp_codegen_runtime.stores.events import (
     EventsEvictedError,
     MemoryEventStore,
     UnknownEventError,
     parse_event_id,
 )
-from mcp_codegen_runtime.stores.redis_events import END, REFUSAL
+from mcp_codegen_runtime.stores.redis_events import END
 
 from ...errors import ErrorCode, ProtocolError, RpcError
+from .answers import (
+    PRIME_AFTER_S,
+    QUICK_ANSWER_S,
+    UNREAD,
+    Refused,
+    Unread,
+    answer_post,
+    next_message,
+    read_first,
+    refuse,
+    serve_health,
+    stream_events,
+    watch_disconnect,
+    write_answer,
+    write_stored,
+)
 from .asgi import closing, read_body, respond, serve_lifespan, start_sse
 from .auth import (
     AuthChallenge,
@@ -160,6 +169,25 @@ from .auth import (
     authorize_requests,
 )
 from .cluster import Op, unreachable
+from .forwarding import (
+    MOVES,
+    RETRY,
+    STATE_METHODS,
+    TOUCH_EVERY_S,
+    Moved,
+    RefusalRecord,
+    abandoned_reply,
+    do_nothing,
+    encode_alone,
+    encode_record,
+    owner_digest,
+    portable_principal,
+    quietly,
+    relay_entries,
+    replay_state,
+    resume_after,
+    session_key,
+)
 from .headers import (
     HEADER_MISMATCH,
     PROTOCOL_VERSION_HEADER,
@@ -180,7 +208,7 @@ from .messages import (
 )
 from .mux import RELEASE, ResponseStream, SessionMux
 from .probe import MISSING_REQUIRED_CLIENT_CAPABILITY
-from .resumable import Listener, StoredStream, sse_event
+from .resumable import StoredStream, sse_event
 from .security import SecurityPolicy, check_request
 from .sessions import (
     DEFAULT_MAX_SESSIONS_PER_PRINCIPAL,
@@ -188,12 +216,10 @@ from .sessions import (
     SessionRegistry,
     is_valid_session_id,
 )
-from .sse import encode_event
 
 if TYPE_CHECKING:
     from collections.abc import (
         AsyncGenerator,
-        AsyncIterator,
         Awaitable,
         Callable,
         Collection,
@@ -203,7 +229,7 @@ if TYPE_CHECKING:
 
     from mcp_codegen_runtime.jsonrpc.serving import Handler
     from mcp_codegen_runtime.protocol.session import ServerConnection, ServerSession
-    from mcp_codegen_runtime.stores.events import EventStore, Replay
+    from mcp_codegen_runtime.stores.events import EventStore
     from mcp_codegen_runtime.stores.redis_events import Tailed
 
     from .auth import HttpAuth
@@ -236,7 +262,6 @@ STATELESS_UNLISTED = (
     "so it lists no tasks (authenticate to list yours)"
 )
 TASKS_LIST = "tasks/list"
-HEALTH_BODY = b'{"status":"ok"}'
 CLOSE_TIMEOUT_S = 5.0
 """Seconds `McpHttpApp.aclose` waits for its sessions' tasks to finish."""
 DEFAULT_SHUTDOWN_TIMEOUT_S = 5.0
@@ -303,27 +328,6 @@ class _LegacySession:
     session_id: str = ""
     standalone: StoredStream | None = None
     """The GET stream, when streams are resumable (attached or not)."""
-
-
-class _Refused(Exception):
-    """An HTTP error answer, raised to unwind to the request's top."""
-
-    def __init__(
-        self,
-        error: HttpError,
-        headers: Mapping[str, str] | None = None,
-        reply_id: RequestId | None = None,
-    ):
-        super().__init__(error.message)
-        self.error = error
-        self.headers = dict(headers or {})
-        self.reply_id = reply_id
-
-
-def _refuse(
-    status: int, message: str, code: int = ErrorCode.INVALID_REQUEST
-) -> _Refused:
-    return _Refused(HttpError(status, message, code))
 
 
 class McpHttpApp:
@@ -447,7 +451,7 @@ class McpHttpApp:
         if scope["type"] != "http":
             return
         if self.health_path is not None and scope.get("path") == self.health_path:
-            await _health(scope["method"], send)
+            await serve_health(scope["method"], send)
             return
         if scope.get("path") != self.path:
             await respond(send, 404, b"", "text/plain")
@@ -457,14 +461,14 @@ class McpHttpApp:
         try:
             refused = check_request(method, headers, self.policy)
             if refused is not None:
-                raise _Refused(refused)
+                raise Refused(refused)
             principal = await self._authenticate(scope, headers)
             token = _principal.set(principal)
             try:
                 await self._route(method, headers, receive, send, principal)
             finally:
                 _principal.reset(token)
-        except _Refused as refusal:
+        except Refused as refusal:
             error = refusal.error
             await respond(
                 send,
@@ -551,7 +555,7 @@ class McpHttpApp:
         elif method == "DELETE":
             await self._delete(headers, send, principal)
         else:
-            raise _Refused(
+            raise Refused(
                 HttpError(405, f"Method not allowed: {method}"),
                 {"allow": self._allowed()},
             )
@@ -564,7 +568,7 @@ class McpHttpApp:
     async def _read_body(self, receive: Any) -> bytes:
         body = await read_body(receive, self.policy)
         if isinstance(body, HttpError):
-            raise _Refused(body, closing(body))
+            raise Refused(body, closing(body))
         return body
 
     # -- POST --
@@ -582,9 +586,9 @@ class McpHttpApp:
         except BadMessage as bad:
             if bad.response_id is not None:
                 self._hand_over(headers, body, principal)
-            raise _Refused(refusal(bad), reply_id=bad.reply_id) from None
+            raise Refused(refusal(bad), reply_id=bad.reply_id) from None
         if isinstance(message, Batch) and not message.items:
-            raise _refuse(400, "an empty batch")
+            raise refuse(400, "an empty batch")
         authorize_requests(self.auth, self.required_scopes, principal, message)
         stateless = self.stateless and bool(self.session.legacy_versions)
         if isinstance(message, Batch) and not stateless:
@@ -642,19 +646,19 @@ class McpHttpApp:
                 reply = unsupported.body(request_id(initialize))
                 await respond(send, 400, reply, "application/json")
                 return
-            raise _refuse(
+            raise refuse(
                 400, f"requests must carry params._meta[{META_PROTOCOL_VERSION!r}]"
             )
         session_id = headers.get(SESSION_HEADER)
         if initialize is not None:
             if request_id(initialize) is None:
-                raise _refuse(400, "initialize is a request: it needs an id")
+                raise refuse(400, "initialize is a request: it needs an id")
             session_id, state = await self._open_session(principal)
             if self.cluster is not None:
                 await self._announce(session_id, state, principal, initialize)
         else:
             if session_id is None:
-                raise _refuse(400, "Bad Request: the Mcp-Session-Id header is required")
+                raise refuse(400, "Bad Request: the Mcp-Session-Id header is required")
             found = await self._find(session_id, principal)
             if isinstance(found, str):
                 await self._forward_post(
@@ -668,15 +672,15 @@ class McpHttpApp:
                 negotiated=state.handler.protocol_version,
             )
             if isinstance(version, HttpError):
-                raise _Refused(version)
+                raise Refused(version)
             if isinstance(message, Batch) and not state.connection.allow_batches:
-                raise _refuse(
+                raise refuse(
                     400, "batches are not supported by the negotiated protocol revision"
                 )
         ids = _answer_ids(message)
         taken = state.mux.in_flight(ids)
         if taken:
-            reused = _refuse(400, f"request id {taken[0]!r} is already in flight")
+            reused = refuse(400, f"request id {taken[0]!r} is already in flight")
             reused.reply_id = taken[0]  # readable: JSON-RPC answers with it
             raise reused
         stream = ResponseStream(ids) if ids else None
@@ -691,7 +695,7 @@ class McpHttpApp:
         try:
             state.mux.feed(body, stream)
         except anyio.ClosedResourceError:
-            raise _refuse(404, "Session not found (closed)") from None
+            raise refuse(404, "Session not found (closed)") from None
         for cancelled in cancelled_ids(message):
             state.mux.cancelled(cancelled)
         extra = {SESSION_HEADER: session_id}
@@ -730,21 +734,21 @@ class McpHttpApp:
         the POST, gone, holds the session no longer."""
         store = self.event_store
         if store is None:
-            await _answer(stream, receive, send, extra, on_disconnect=stream.close)
+            await answer_post(stream, receive, send, extra, on_disconnect=stream.close)
             return False
-        first: bytes | _Unread | None = UNREAD
+        first: bytes | Unread | None = UNREAD
         prime = state.handler.protocol_version in PRIMING_VERSIONS
         with anyio.move_on_after(PRIME_AFTER_S if prime else QUICK_ANSWER_S):
-            first = await _next(stream)
-        if isinstance(first, _Unread) and not prime:
+            first = await next_message(stream)
+        if isinstance(first, Unread) and not prime:
             # No priming event to give: nothing is resumable before the
             # first message, which may still be the whole (JSON) answer.
-            first = await _first_message(stream, receive)
+            first = await read_first(stream, receive)
         released = first == RELEASE
         if released:
             first = UNREAD
         if first is None or (isinstance(first, bytes) and stream.completed_by(first)):
-            await _write_answer(stream, send, extra, None, first)
+            await write_answer(stream, send, extra, None, first)
             return False
         try:
             stored = await self._stored(state, stream)
@@ -753,7 +757,7 @@ class McpHttpApp:
                 raise
             # The answer cannot be stored: send it as it comes, unresumable.
             logger.warning("the event store is unreachable: %s", error)
-            await _write_answer(stream, send, extra, None, first)
+            await write_answer(stream, send, extra, None, first)
             return False
         listener = stored.attach()
         head = b""
@@ -763,7 +767,7 @@ class McpHttpApp:
         if released:
             stored.release()  # the listener ends after the priming event
         self._spawn(self._pump(state, stored, first_message))
-        await _write_stored(stored, listener, receive, send, extra, head)
+        await write_stored(stored, listener, receive, send, extra, head)
         return True
 
     async def _pump(
@@ -818,7 +822,7 @@ class McpHttpApp:
             state.session_id = session_id
         except SessionLimitError:
             await mux.aclose()  # never used: close its channels
-            raise _Refused(
+            raise Refused(
                 HttpError(503, "Too many sessions; try again later"),
                 {"retry-after": "30"},
             ) from None
@@ -838,9 +842,9 @@ class McpHttpApp:
         if not forget:
             return
         if self.event_store is not None:
-            self._spawn(_quietly(self.event_store.drop_owner(state.session_id)))
+            self._spawn(quietly(self.event_store.drop_owner(state.session_id)))
         if self.cluster is not None:
-            self._spawn(_quietly(self.cluster.sessions.delete(state.session_id)))
+            self._spawn(quietly(self.cluster.sessions.delete(state.session_id)))
 
     def _spawn(
         self,
@@ -865,7 +869,7 @@ class McpHttpApp:
         `MCP-Protocol-Version` names (absent: 2025-03-26) by a connection of
         its own; notifications and responses are accepted (202)."""
         if isinstance(message, Batch):
-            raise _refuse(400, "batches are not served by a stateless server")
+            raise refuse(400, "batches are not served by a stateless server")
         method = message.method
         the_id = request_id(message)
         if isinstance(method, UnsetType) or the_id is None:
@@ -881,7 +885,7 @@ class McpHttpApp:
         if method != INITIALIZE:
             version = protocol_version(headers, self.session.legacy_versions)
             if isinstance(version, HttpError):
-                raise _Refused(version)
+                raise Refused(version)
             connection.assume(version, unreachable=STATELESS_UNREACHABLE)
         params = params_of(message)
         raw_params = bytes(message.params) if len(message.params) else None
@@ -901,7 +905,7 @@ class McpHttpApp:
             async with anyio.create_task_group() as tasks:
                 tasks.start_soon(run)
                 # Nothing holds the request once its POST is gone: cancel it.
-                await _answer(
+                await answer_post(
                     stream, receive, send, {}, on_disconnect=tasks.cancel_scope.cancel
                 )
         finally:
@@ -918,7 +922,7 @@ class McpHttpApp:
         assert self._modern is not None
         method = message.method
         if isinstance(method, UnsetType):
-            raise _refuse(400, "a 2026 POST carries one request or notification")
+            raise refuse(400, "a 2026 POST carries one request or notification")
         params = params_of(message)
         raw_params = bytes(message.params) if len(message.params) else None
         the_id = request_id(message)
@@ -926,7 +930,7 @@ class McpHttpApp:
             version = _envelope_version(params)
             if version not in self.session.modern_versions:
                 error = self.session.unsupported(version)
-                raise _Refused(HttpError(400, error.message, error.code, error.data))
+                raise Refused(HttpError(400, error.message, error.code, error.data))
             await respond(send, 202, b"", None)
             # Already answered 202; serve_notification logs any failure.
             await serve_notification(self._modern, method, raw_params)
@@ -949,7 +953,7 @@ class McpHttpApp:
         try:
             async with anyio.create_task_group() as tasks:
                 tasks.start_soon(run)
-                await _answer(
+                await answer_post(
                     stream,
                     receive,
                     send,
@@ -1015,13 +1019,13 @@ class McpHttpApp:
             or self.stateless
             or version in self.session.modern_versions
         ):
-            raise _Refused(
+            raise Refused(
                 HttpError(405, "This server offers no standalone SSE stream"),
                 {"allow": self._allowed()},
             )
         session_id = headers.get(SESSION_HEADER)
         if session_id is None:
-            raise _refuse(400, "Bad Request: the Mcp-Session-Id header is required")
+            raise refuse(400, "Bad Request: the Mcp-Session-Id header is required")
         found = await self._find(session_id, principal)
         if isinstance(found, str):
             await self._forward_get(found, session_id, headers, receive, send)
@@ -1036,14 +1040,12 @@ class McpHttpApp:
                     await self._get_stored(state, receive, send)
             return
         if state.mux.standalone is not None:
-            raise _refuse(409, "This session already has a standalone SSE stream")
+            raise refuse(409, "This session already has a standalone SSE stream")
         stream = ResponseStream()
         state.mux.open_standalone(stream)
         try:
             with self.sessions.use(session_id, principal):
-                await _stream_events(
-                    stream, receive, send, {SESSION_HEADER: session_id}
-                )
+                await stream_events(stream, receive, send, {SESSION_HEADER: session_id})
         finally:
             state.mux.close_standalone(stream)
 
@@ -1052,7 +1054,7 @@ class McpHttpApp:
         client gone without resuming) is replaced, its events kept."""
         current = state.standalone
         if current is not None and current.attached:
-            raise _refuse(409, "This session already has a standalone SSE stream")
+            raise refuse(409, "This session already has a standalone SSE stream")
         if current is not None:
             current.source.close()  # its pump stores what is queued, then ends
         stream = ResponseStream()
@@ -1066,7 +1068,7 @@ class McpHttpApp:
             head = b": open\n\n"
         self._spawn(self._pump(state, stored))
         extra = {SESSION_HEADER: state.session_id}
-        await _write_stored(stored, listener, receive, send, extra, head)
+        await write_stored(stored, listener, receive, send, extra, head)
 
     async def _resume(
         self, state: _LegacySession, last_event_id: str, receive: Any, send: Any
@@ -1084,7 +1086,7 @@ class McpHttpApp:
         except (UnknownEventError, EventsEvictedError) as error:
             if live is not None and listener is not None:
                 live.detach(listener)
-            raise _refuse(400, f"Cannot resume: {error}") from None
+            raise refuse(400, f"Cannot resume: {error}") from None
         if live is not None and listener is not None:
             live.take_over(listener)
         head = b"".join(sse_event(event.id, event.message) for event in replay.events)
@@ -1092,7 +1094,7 @@ class McpHttpApp:
         if (live is None or listener is None) and self.cluster is not None:
             await self._relay_resumed(
                 replay.stream,
-                _resume_after(last_event_id, replay),
+                resume_after(last_event_id, replay),
                 head,
                 send,
                 receive,
@@ -1104,24 +1106,24 @@ class McpHttpApp:
             await send({"type": "http.response.body", "body": head, "more_body": False})
             return
         skip = frozenset(event.id for event in replay.events)
-        await _write_stored(live, listener, receive, send, extra, head, skip)
+        await write_stored(live, listener, receive, send, extra, head, skip)
 
     async def _delete(self, headers: HttpHeaders, send: Any, principal: object) -> None:
         if not self.session.legacy_versions or self.stateless:
-            raise _Refused(
+            raise Refused(
                 HttpError(405, "This server keeps no sessions"),
                 {"allow": self._allowed()},
             )
         session_id = headers.get(SESSION_HEADER)
         if session_id is None or not is_valid_session_id(session_id):
-            raise _refuse(400, "Bad Request: the Mcp-Session-Id header is required")
+            raise refuse(400, "Bad Request: the Mcp-Session-Id header is required")
         if self.cluster is not None and session_id not in self.sessions:
             await self._delete_remote(self.cluster, session_id, principal)
             await respond(send, 200, b"", None)
             return
         state = self.sessions.close(session_id, principal)
         if state is None:
-            raise _refuse(404, "Session not found (unknown or expired)")
+            raise refuse(404, "Session not found (unknown or expired)")
         self._end(state)
         await respond(send, 200, b"", None)
 
@@ -1137,7 +1139,7 @@ class McpHttpApp:
         rebuilt here from its state log (this instance claimed it).
 
         Raises:
-            _Refused: 404, the session is unknown to `principal`.
+            Refused: 404, the session is unknown to `principal`.
         """
         state = self.sessions.get(session_id, principal)
         cluster = self.cluster
@@ -1145,7 +1147,7 @@ class McpHttpApp:
             if cluster is not None:
                 self._touch(cluster, session_id)
             return state
-        unknown = _refuse(404, "Session not found (unknown or expired)")
+        unknown = refuse(404, "Session not found (unknown or expired)")
         if (
             cluster is None
             or self._leaving
@@ -1161,7 +1163,7 @@ class McpHttpApp:
                     return state
                 await self._join(cluster)
                 route = await cluster.sessions.route(
-                    session_id, _digest(principal), cluster.instance_id
+                    session_id, owner_digest(principal), cluster.instance_id
                 )
                 if route.kind == "unknown":
                     raise unknown
@@ -1178,7 +1180,7 @@ class McpHttpApp:
         if now - self._touched.get(session_id, -math.inf) < TOUCH_EVERY_S:
             return
         self._touched[session_id] = now
-        self._spawn(_quietly(cluster.sessions.touch(session_id)))
+        self._spawn(quietly(cluster.sessions.touch(session_id)))
 
     async def _announce(
         self,
@@ -1191,11 +1193,14 @@ class McpHttpApp:
         its home); closed again when that fails."""
         assert self.cluster is not None
         cluster = self.cluster
-        state.handler.key = _session_key(session_id)
+        state.handler.key = session_key(session_id)
         try:
             await self._join(cluster)
             await cluster.sessions.open(
-                session_id, _digest(principal), cluster.instance_id, _alone(initialize)
+                session_id,
+                owner_digest(principal),
+                cluster.instance_id,
+                encode_alone(initialize),
             )
         except BaseException:
             closed = self.sessions.close(session_id, principal)
@@ -1211,7 +1216,7 @@ class McpHttpApp:
         items = message.items if isinstance(message, Batch) else [message]
         for item in items:
             if isinstance(item, Envelope) and item.method in STATE_METHODS:
-                await self.cluster.sessions.log(session_id, _alone(item))
+                await self.cluster.sessions.log(session_id, encode_alone(item))
 
     async def _rebuild(
         self, cluster: Cluster, session_id: str, principal: object, log: list[bytes]
@@ -1220,20 +1225,20 @@ class McpHttpApp:
         connection that replays its state log (the answers discarded)."""
         mux = SessionMux()
         handler = self.session.handler()
-        handler.key = _session_key(session_id)
+        handler.key = session_key(session_id)
         connection = Connection(mux, handler)
         state = _LegacySession(mux, connection, handler, session_id=session_id)
         context = contextvars.copy_context()
         context.run(_principal.set, None)
         state.task = self._spawn(connection.run(), context)
         for entry in log:
-            await _replay_state(mux, entry)
+            await replay_state(mux, entry)
         try:
             self.sessions.adopt(session_id, state, principal)
         except SessionLimitError:
             self._end(state, forget=False)
             await cluster.sessions.release(session_id, cluster.instance_id)
-            raise _Refused(
+            raise Refused(
                 HttpError(503, "Too many sessions; try again later"),
                 {"retry-after": "30"},
             ) from None
@@ -1264,7 +1269,7 @@ class McpHttpApp:
                 session_id,
                 body=body,
                 version=headers.get(PROTOCOL_VERSION_HEADER),
-                principal=_portable(principal),
+                principal=portable_principal(principal),
             )
             if not ids:
                 await cluster.send(home, op)
@@ -1282,7 +1287,7 @@ class McpHttpApp:
             try:
                 await self._relay_answer(cluster, op.stream, ids, receive, send, extra)
                 return
-            except _Moved:
+            except Moved:
                 found = await self._find(session_id, principal)
             if not isinstance(found, str):
                 await self._post_legacy(
@@ -1290,7 +1295,7 @@ class McpHttpApp:
                 )
                 return
             home = found
-        raise _Refused(
+        raise Refused(
             HttpError(
                 503, "the session is moving; try again", ErrorCode.INTERNAL_ERROR
             ),
@@ -1310,18 +1315,20 @@ class McpHttpApp:
         first message completes it, else SSE with the stored event ids.
 
         Raises:
-            _Refused: the home refused it (the same answer as here).
-            _Moved: the home left before serving it.
+            Refused: the home refused it (the same answer as here).
+            Moved: the home left before serving it.
         """
         entries = self._tail(cluster, stream_id)
-        outcome: _Refused | _Moved | None = None
+        outcome: Refused | Moved | None = None
         probe = ResponseStream(ids)  # only to tell when the answer is whole
         try:
             async with contextlib.aclosing(entries), anyio.create_task_group() as tasks:
                 tasks.start_soon(
-                    _watch_disconnect, receive, _nothing, tasks.cancel_scope
+                    watch_disconnect, receive, do_nothing, tasks.cancel_scope
                 )
-                outcome = await _relay(entries, probe, send, extra, self.retry_ms)
+                outcome = await relay_entries(
+                    entries, probe, send, extra, self.retry_ms
+                )
                 tasks.cancel_scope.cancel()
         finally:
             probe.end()
@@ -1336,7 +1343,7 @@ class McpHttpApp:
             after,
             alive_prefix=cluster.alive_prefix,
             block_s=cluster.block_s,
-            abandoned=_abandoned,
+            abandoned=abandoned_reply,
         )
 
     async def _forward_get(
@@ -1358,9 +1365,9 @@ class McpHttpApp:
             try:
                 replay = await cluster.events.replay(last_event_id, session_id)
             except (UnknownEventError, EventsEvictedError) as error:
-                raise _refuse(400, f"Cannot resume: {error}") from None
+                raise refuse(400, f"Cannot resume: {error}") from None
             head = b"".join(sse_event(e.id, e.message) for e in replay.events)
-            after = _resume_after(last_event_id, replay)
+            after = resume_after(last_event_id, replay)
             await self._relay_resumed(replay.stream, after, head, send, receive, extra)
             return
         stream_id = await cluster.events.create_stream(session_id, writer=home)
@@ -1384,7 +1391,7 @@ class McpHttpApp:
         if head:
             await send({"type": "http.response.body", "body": head, "more_body": True})
         async with contextlib.aclosing(entries), anyio.create_task_group() as tasks:
-            tasks.start_soon(_watch_disconnect, receive, _nothing, tasks.cancel_scope)
+            tasks.start_soon(watch_disconnect, receive, do_nothing, tasks.cancel_scope)
             async for entry in entries:
                 if entry.kind == END:
                     break
@@ -1406,13 +1413,13 @@ class McpHttpApp:
         """DELETE of a session this instance does not hold: its home (if
         alive) is told, and its record goes at once."""
         if not is_valid_session_id(session_id):
-            raise _refuse(404, "Session not found (unknown or expired)")
+            raise refuse(404, "Session not found (unknown or expired)")
         await self._join(cluster)
         route = await cluster.sessions.route(
-            session_id, _digest(principal), cluster.instance_id, claim=False
+            session_id, owner_digest(principal), cluster.instance_id, claim=False
         )
         if route.kind == "unknown":
-            raise _refuse(404, "Session not found (unknown or expired)")
+            raise refuse(404, "Session not found (unknown or expired)")
         await cluster.sessions.delete(session_id)
         if route.kind != "remote":
             await cluster.events.drop_owner(session_id)
@@ -1454,12 +1461,12 @@ class McpHttpApp:
                 await self._serve_forwarded_post(state, op)
             except Exception as error:  # its forwarder must not wait for ever
                 logger.exception("a forwarded POST could not be served")
-                record = _Record(
+                record = RefusalRecord(
                     500,
                     f"the session's server failed: {error}",
                     ErrorCode.INTERNAL_ERROR,
                 )
-                await self.cluster.events.end(op.stream, _encode_record(record))
+                await self.cluster.events.end(op.stream, encode_record(record))
 
     async def _unplaced(self, op: Op) -> None:
         """An op for a session not held here (any more): a POST is told to
@@ -1468,12 +1475,14 @@ class McpHttpApp:
         assert self.cluster is not None
         if op.op == "post" and op.stream:
             if self._leaving:
-                record = _Record(503, "moved", ErrorCode.INTERNAL_ERROR, moved=True)
+                record = RefusalRecord(
+                    503, "moved", ErrorCode.INTERNAL_ERROR, moved=True
+                )
             else:
-                record = _Record(
+                record = RefusalRecord(
                     404, "Session not found (closed)", ErrorCode.INVALID_REQUEST
                 )
-            await self.cluster.events.end(op.stream, _encode_record(record))
+            await self.cluster.events.end(op.stream, encode_record(record))
         elif op.op == "get" and op.stream:
             await self.cluster.events.end(op.stream)
         else:
@@ -1507,8 +1516,10 @@ class McpHttpApp:
             refused = HttpError(400, f"request id {taken[0]!r} is already in flight")
             reply_id = taken[0]
         if refused is not None:
-            record = _Record(refused.status, refused.message, refused.code, reply_id)
-            await events.end(op.stream, _encode_record(record))
+            record = RefusalRecord(
+                refused.status, refused.message, refused.code, reply_id
+            )
+            await events.end(op.stream, encode_record(record))
             return
         stream = ResponseStream(ids)
         stream.principal = op.principal
@@ -1517,10 +1528,10 @@ class McpHttpApp:
         try:
             state.mux.feed(op.body, stream)
         except anyio.ClosedResourceError:
-            record = _Record(
+            record = RefusalRecord(
                 404, "Session not found (closed)", ErrorCode.INVALID_REQUEST
             )
-            await events.end(op.stream, _encode_record(record))
+            await events.end(op.stream, encode_record(record))
             return
         for cancelled in cancelled_ids(message):
             state.mux.cancelled(cancelled)
@@ -1535,12 +1546,12 @@ class McpHttpApp:
         """Store the answer of a forwarded POST: its first message alone
         when it completes it (the forwarder answers JSON), else after a
         priming event (2025-11-25, once it lingers), to its end."""
-        first: bytes | _Unread | None = UNREAD
+        first: bytes | Unread | None = UNREAD
         pumping = False
         try:
             if state.handler.protocol_version in PRIMING_VERSIONS:
                 with anyio.move_on_after(PRIME_AFTER_S):
-                    first = await _next(stored.source)
+                    first = await next_message(stored.source)
                 if first == RELEASE:
                     first = UNREAD
                 if not isinstance(first, bytes) or not stored.source.completed_by(
@@ -1573,7 +1584,7 @@ class McpHttpApp:
         """Mark a stored stream ended, answering with -32603 the requests
         it still owed (their handlers did not finish)."""
         assert self.cluster is not None
-        owed = [_abandoned(i) for i in sorted(stored.source.unanswered, key=repr)]
+        owed = [abandoned_reply(i) for i in sorted(stored.source.unanswered, key=repr)]
         try:
             await self.cluster.events.end(stored.id, messages=owed)
         except Exception as error:  # readers then see the writer die
@@ -1640,339 +1651,7 @@ class _StreamPeer:
         )
 
 
-# --- writing responses -------------------------------------------------------------
-
-
-async def _answer(
-    stream: ResponseStream,
-    receive: Any,
-    send: Any,
-    extra: Mapping[str, str],
-    *,
-    on_disconnect: Callable[[], object] | None,
-    error_status: Mapping[int, int] | None = None,
-) -> None:
-    """Answer a POST: JSON when its first message completes it, else SSE.
-
-    With `on_disconnect`, the client going away calls it and ends the answer;
-    without, the answer is written to the end. (A 2026 request is cancelled
-    then; a legacy one goes on, served by its session's connection:
-    disconnection is not cancellation there.) `error_status` gives the HTTP
-    status of a JSON error answer by its code.
-    """
-    if on_disconnect is None:
-        await _write_answer(stream, send, extra, error_status)
-        return
-    # Most answers are one JSON message ready within milliseconds: watching
-    # for a disconnect costs a task per POST, so only start once it lingers.
-    first: bytes | _Unread | None = UNREAD
-    with anyio.move_on_after(QUICK_ANSWER_S):
-        first = await _next(stream)
-    if first is None or (isinstance(first, bytes) and stream.completed_by(first)):
-        await _write_answer(stream, send, extra, error_status, first)
-        return
-    async with anyio.create_task_group() as tasks:
-        tasks.start_soon(_watch_disconnect, receive, on_disconnect, tasks.cancel_scope)
-        await _write_answer(stream, send, extra, error_status, first)
-        tasks.cancel_scope.cancel()
-
-
-async def _watch_disconnect(
-    receive: Any, on_disconnect: Callable[[], object], scope: anyio.CancelScope
-) -> None:
-    while (await receive())["type"] != "http.disconnect":
-        pass
-    on_disconnect()
-    scope.cancel()
-
-
-class _Unread:
-    """The first message of an answer has not been read yet."""
-
-
-UNREAD = _Unread()
-QUICK_ANSWER_S = 0.1
-"""How long an answer may take before the client's disconnect is watched."""
-PRIME_AFTER_S = 1.0
-"""How long a legacy answer that primes (2025-11-25) may stay silent before
-it turns into an SSE stream with a priming event, so that a client losing
-the connection of a long request can resume it."""
-
-
-async def _write_answer(
-    stream: ResponseStream,
-    send: Any,
-    extra: Mapping[str, str],
-    error_status: Mapping[int, int] | None = None,
-    read: bytes | _Unread | None = UNREAD,
-) -> None:
-    first = await _next(stream) if isinstance(read, _Unread) else read
-    if first is None:  # the session ended before anything was sent
-        closed = HttpError(404, "Session not found (closed)")
-        await respond(send, 404, closed.body(), "application/json")
-        return
-    if stream.completed_by(first):
-        status = _error_status(first, error_status) if error_status else 200
-        await respond(send, status, first, "application/json", extra)
-        return
-    await start_sse(send, extra)
-    message: bytes | None = first
-    while message is not None:
-        done = stream.completed_by(message) if message is not first else False
-        await send(
-            {
-                "type": "http.response.body",
-                "body": _event(message),
-                "more_body": not done,
-            }
-        )
-        if done:
-            return
-        message = await _next(stream)
-    await send({"type": "http.response.body", "body": b"", "more_body": False})
-
-
-async def _stream_events(
-    stream: ResponseStream, receive: Any, send: Any, extra: Mapping[str, str]
-) -> None:
-    """The standalone GET stream: every message until the client leaves."""
-    await start_sse(send, extra)
-    await send({"type": "http.response.body", "body": b": open\n\n", "more_body": True})
-    async with anyio.create_task_group() as tasks:
-        tasks.start_soon(_watch_disconnect, receive, stream.close, tasks.cancel_scope)
-        while (message := await _next(stream)) is not None:
-            await send(
-                {
-                    "type": "http.response.body",
-                    "body": _event(message),
-                    "more_body": True,
-                }
-            )
-        tasks.cancel_scope.cancel()
-    # Ended by the server (the session closed) or the client: complete the
-    # response either way (a server ignores a send after a disconnect).
-    await send({"type": "http.response.body", "body": b"", "more_body": False})
-
-
-async def _first_message(stream: ResponseStream, receive: Any) -> bytes | None:
-    """The stream's first message; None when the client goes away first
-    (the stream is then closed: nothing in it was promised to anyone)."""
-    first: bytes | None = None
-    async with anyio.create_task_group() as tasks:
-        tasks.start_soon(_watch_disconnect, receive, stream.close, tasks.cancel_scope)
-        first = await _next(stream)
-        tasks.cancel_scope.cancel()
-    return first
-
-
-async def _write_stored(
-    stored: StoredStream,
-    listener: Listener,
-    receive: Any,
-    send: Any,
-    extra: Mapping[str, str],
-    head: bytes,
-    skip: frozenset[str] = frozenset(),
-) -> None:
-    """Send a resumable stream's events to one connection: `head` (a priming
-    event, or a replay), then what `listener` gets (but the ids in `skip`)
-    until the stream ends, another connection takes it, or the client
-    leaves (the stream then goes on without it)."""
-    try:
-        await _send_stored(stored, listener, receive, send, extra, head, skip)
-    finally:
-        listener.end()
-
-
-async def _send_stored(
-    stored: StoredStream,
-    listener: Listener,
-    receive: Any,
-    send: Any,
-    extra: Mapping[str, str],
-    head: bytes,
-    skip: frozenset[str],
-) -> None:
-    await start_sse(send, extra)
-    if head:
-        await send({"type": "http.response.body", "body": head, "more_body": True})
-    async with anyio.create_task_group() as tasks:
-        tasks.start_soon(
-            _watch_disconnect,
-            receive,
-            lambda: stored.detach(listener),
-            tasks.cancel_scope,
-        )
-        while (event := await listener.next()) is not None:
-            if event[0] in skip:
-                continue
-            body = sse_event(*event)
-            await send({"type": "http.response.body", "body": body, "more_body": True})
-        tasks.cancel_scope.cancel()
-    await send({"type": "http.response.body", "body": b"", "more_body": False})
-
-
 # --- cluster helpers ----------------------------------------------------------------
-
-STATE_METHODS = frozenset(
-    {
-        "notifications/initialized",
-        "logging/setLevel",
-        "resources/subscribe",
-        "resources/unsubscribe",
-    }
-)
-"""The messages that change a legacy session's state, kept in its log."""
-TOUCH_EVERY_S = 5.0
-"""How often an instance renews the record of a session it serves."""
-MOVES = 3
-"""How often a forwarded POST follows its session to another instance."""
-REBUILD_STEP_S = 10.0
-"""How long a rebuild waits for one logged request's answer."""
-RETRY = MappingProxyType({"retry-after": "1"})
-ABANDONED = (
-    "the server instance serving this request stopped before answering; send it again"
-)
-
-
-class _Moved(Exception):
-    """The home of a forwarded POST left before serving it: look again."""
-
-
-class _Record(msgspec.Struct, omit_defaults=True, array_like=True):
-    """A refusal stored in place of a forwarded POST's answer."""
-
-    status: int
-    message: str
-    code: int
-    reply_id: int | str | None = None
-    moved: bool = False
-
-
-_encode_record = msgspec.json.Encoder().encode
-_decode_record = msgspec.json.Decoder(_Record).decode
-
-
-def _outcome(value: bytes) -> _Refused | _Moved:
-    record = _decode_record(value)
-    if record.moved:
-        return _Moved()
-    return _Refused(
-        HttpError(record.status, record.message, record.code), reply_id=record.reply_id
-    )
-
-
-async def _relay(
-    entries: AsyncIterator[Tailed],
-    probe: ResponseStream,
-    send: Any,
-    extra: Mapping[str, str],
-    retry_ms: int | None,
-) -> _Refused | _Moved | None:
-    """Write a forwarded POST's answer from its entries (see
-    `McpHttpApp._relay_answer`); a refusal is returned, to raise."""
-    streaming = False
-    async for entry in entries:
-        if entry.kind == REFUSAL:
-            return _outcome(entry.value)
-        if entry.kind == END:
-            break
-        if entry.kind == "p":
-            body = sse_event(entry.id, None, retry_ms)
-        elif entry.kind == "m":
-            if probe.completed_by(entry.value) and not streaming:
-                await respond(send, 200, entry.value, "application/json", extra)
-                return None
-            body = sse_event(entry.id, entry.value)
-        else:
-            continue
-        if not streaming:
-            await start_sse(send, extra)
-            streaming = True
-        await send({"type": "http.response.body", "body": body, "more_body": True})
-    if not streaming:  # ended before any message: the session closed
-        closed = HttpError(404, "Session not found (closed)")
-        await respond(send, 404, closed.body(), "application/json", extra)
-        return None
-    await send({"type": "http.response.body", "body": b"", "more_body": False})
-    return None
-
-
-def _abandoned(request: RequestId) -> bytes:
-    return error_reply(request, RpcError(ErrorCode.INTERNAL_ERROR, ABANDONED))
-
-
-def _nothing() -> None:
-    pass
-
-
-async def _quietly(work: Awaitable[object]) -> None:
-    """Run `work`, logging (not raising) a failure: background upkeep."""
-    try:
-        await work
-    except Exception as error:
-        logger.warning("cluster upkeep failed: %s", error)
-
-
-def _digest(principal: object) -> bytes:
-    return principal_digest(principal)
-
-
-def _portable(principal: object) -> Any:
-    """The principal's binding as builtins, to send to another instance
-    (None when it has none such)."""
-    try:
-        return msgspec.to_builtins(principal_binding(principal))
-    except TypeError:
-        return None
-
-
-def _session_key(session_id: str) -> str:
-    """The key of a session's connection (the owner of its anonymous tasks),
-    the same on every instance."""
-    digest = hashlib.sha256(b"mcp-session-key\0" + session_id.encode()).digest()
-    return base64.urlsafe_b64encode(digest[:16]).decode().rstrip("=")
-
-
-def _alone(item: Envelope) -> bytes:
-    """One request or notification, encoded alone."""
-    parts = [b'{"jsonrpc":"2.0"']
-    if not isinstance(item.id, UnsetType):
-        parts.append(b',"id":' + msgspec.json.encode(item.id))
-    parts.append(b',"method":' + msgspec.json.encode(item.method))
-    if len(item.params):
-        parts.append(b',"params":' + bytes(item.params))
-    return b"".join(parts) + b"}"
-
-
-async def _replay_state(mux: SessionMux, raw: bytes) -> None:
-    """Feed one logged message to a session being rebuilt; a request's
-    answer is awaited, then dropped."""
-    try:
-        message = read_messages(raw)
-    except BadMessage:
-        return
-    if not isinstance(message, Envelope):
-        return
-    the_id = request_id(message)
-    if the_id is None:
-        mux.feed(raw, None)
-        return
-    stream = ResponseStream(frozenset({the_id}))
-    mux.feed(raw, stream)
-    try:
-        with anyio.move_on_after(REBUILD_STEP_S):
-            await _next(stream)
-    finally:
-        mux.forget(stream)
-
-
-def _resume_after(last_event_id: str, replay: Replay) -> str:
-    """The stream position a resume goes on from: its last replayed event,
-    else the client's."""
-    newest = replay.events[-1].id if replay.events else last_event_id
-    parsed = parse_event_id(newest)
-    return "0-0" if parsed is None else parsed[1]
 
 
 def _unlisted(connection: Handler) -> Handler:
@@ -1999,47 +1678,6 @@ def _without_task_list(result: bytes) -> bytes:
         return result
     del tasks["list"]
     return msgspec.json.encode(body)
-
-
-async def _health(method: str, send: Any) -> None:
-    if method in ("GET", "HEAD"):
-        body = HEALTH_BODY if method == "GET" else b""
-        await respond(
-            send, 200, body, "application/json", {"cache-control": "no-store"}
-        )
-        return
-    refused = HttpError(405, f"Method not allowed: {method}")
-    await respond(send, 405, refused.body(), "application/json", {"allow": "GET, HEAD"})
-
-
-def _event(message: bytes) -> bytes:
-    return encode_event(message, event="message")
-
-
-class _ErrorCode(msgspec.Struct):
-    code: Any = None
-
-
-class _Reply(msgspec.Struct):
-    error: _ErrorCode | None = None
-
-
-_reply_probe = msgspec.json.Decoder(_Reply)
-
-
-def _error_status(reply: bytes, statuses: Mapping[int, int]) -> int:
-    """The HTTP status of a JSON-RPC reply: 200 unless it is an error listed."""
-    error = _reply_probe.decode(reply).error
-    code = None if error is None else error.code
-    return statuses.get(code, 200) if isinstance(code, int) else 200
-
-
-async def _next(stream: ResponseStream) -> bytes | None:
-    """The stream's next message, or None once it is closed."""
-    try:
-        return await stream.messages.receive()
-    except (anyio.EndOfStream, anyio.ClosedResourceError):
-        return None
 
 
 def _initialize(message: Envelope | Batch) -> Envelope | None:
