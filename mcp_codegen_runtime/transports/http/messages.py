@@ -32,6 +32,7 @@ from mcp_codegen_runtime.jsonrpc.envelope import (
 from .headers import HttpError
 
 __all__ = [
+    "INITIALIZE",
     "Batch",
     "cancelled_ids",
     "params_of",
@@ -39,6 +40,8 @@ __all__ = [
     "refusal",
     "request_id",
 ]
+
+INITIALIZE = "initialize"
 
 
 @dataclass(frozen=True)

@@ -102,21 +102,14 @@ import contextvars
 import logging
 import math
 import time
-import typing
 from dataclasses import dataclass
-from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
 import anyio
-import msgspec
-from msgspec import UnsetType
 
 from mcp_codegen_runtime.jsonrpc.connection import (
     Connection,
-    RequestContext,
     request_in_progress,
-    serve_notification,
-    serve_request,
 )
 from mcp_codegen_runtime.jsonrpc.envelope import (
     BadMessage,
@@ -124,10 +117,7 @@ from mcp_codegen_runtime.jsonrpc.envelope import (
     RequestId,
 )
 from mcp_codegen_runtime.jsonrpc.serving import reset_peer_address, set_peer_address
-from mcp_codegen_runtime.protocol.meta import (
-    META_CLIENT_CAPABILITIES,
-    META_PROTOCOL_VERSION,
-)
+from mcp_codegen_runtime.protocol.meta import META_PROTOCOL_VERSION
 from mcp_codegen_runtime.protocol.redis_switch import (
     DEFAULT_PREFIX as REDIS_PREFIX,
     FROM_ENV,
@@ -144,7 +134,7 @@ from mcp_codegen_runtime.stores.events import (
 )
 from mcp_codegen_runtime.stores.redis_events import END
 
-from ...errors import ErrorCode, ProtocolError, RpcError
+from ...errors import ErrorCode, RpcError
 from .answers import (
     PRIME_AFTER_S,
     QUICK_ANSWER_S,
@@ -189,16 +179,13 @@ from .forwarding import (
     session_key,
 )
 from .headers import (
-    HEADER_MISMATCH,
     PROTOCOL_VERSION_HEADER,
-    UNSUPPORTED_PROTOCOL_VERSION,
     HttpError,
     HttpHeaders,
-    check_param_headers,
-    check_request_headers,
     protocol_version,
 )
 from .messages import (
+    INITIALIZE,
     Batch,
     cancelled_ids,
     params_of,
@@ -207,7 +194,6 @@ from .messages import (
     request_id,
 )
 from .mux import RELEASE, ResponseStream, SessionMux
-from .probe import MISSING_REQUIRED_CLIENT_CAPABILITY
 from .resumable import StoredStream, sse_event
 from .security import SecurityPolicy, check_request
 from .sessions import (
@@ -215,6 +201,11 @@ from .sessions import (
     SessionLimitError,
     SessionRegistry,
     is_valid_session_id,
+)
+from .stateless import (
+    envelope_version,
+    post_modern,
+    post_stateless,
 )
 
 if TYPE_CHECKING:
@@ -227,7 +218,6 @@ if TYPE_CHECKING:
         Mapping,
     )
 
-    from mcp_codegen_runtime.jsonrpc.serving import Handler
     from mcp_codegen_runtime.protocol.session import ServerConnection, ServerSession
     from mcp_codegen_runtime.stores.events import EventStore
     from mcp_codegen_runtime.stores.redis_events import Tailed
@@ -253,15 +243,6 @@ PRIMING_VERSIONS = frozenset({"2025-11-25"})
 """The legacy revisions whose SSE streams start with a priming event (an id
 and no data): earlier clients may take its empty data for a bad message."""
 DEFAULT_RETRY_MS = 1000
-STATELESS_OWNER = "stateless"
-STATELESS_UNREACHABLE = (
-    "this server is stateless (no session): it cannot send requests to the client"
-)
-STATELESS_UNLISTED = (
-    "tasks/list: this stateless server cannot tell anonymous callers apart, "
-    "so it lists no tasks (authenticate to list yours)"
-)
-TASKS_LIST = "tasks/list"
 CLOSE_TIMEOUT_S = 5.0
 """Seconds `McpHttpApp.aclose` waits for its sessions' tasks to finish."""
 DEFAULT_SHUTDOWN_TIMEOUT_S = 5.0
@@ -269,21 +250,6 @@ DEFAULT_SHUTDOWN_TIMEOUT_S = 5.0
 CANCELLED_GRACE_S = 1.0
 """Seconds a cluster member then gives the tasks it cancelled to store the
 end of their streams."""
-INITIALIZE = "initialize"
-MODERN_ERROR_STATUS: Mapping[int, int] = MappingProxyType(
-    {
-        ErrorCode.PARSE_ERROR: 400,
-        ErrorCode.INVALID_REQUEST: 400,
-        ErrorCode.INVALID_PARAMS: 400,
-        HEADER_MISMATCH: 400,
-        MISSING_REQUIRED_CLIENT_CAPABILITY: 400,
-        UNSUPPORTED_PROTOCOL_VERSION: 400,
-        ErrorCode.METHOD_NOT_FOUND: 404,
-    }
-)
-"""The HTTP status of a 2026 error answered as JSON (the spec's: 404 for an
-unknown method, 400 for invalid params, a missing capability or version; the
-Python SDK's table); any other error is 200."""
 
 Scope = dict[str, Any]
 
@@ -599,10 +565,21 @@ class McpHttpApp:
             and isinstance(message, Envelope)
             and self._is_modern(headers, message)
         ):
-            await self._post_modern(headers, message, receive, send, principal)
+            await post_modern(
+                self.session,
+                self._modern,
+                self.tool_input_schema,
+                headers,
+                message,
+                receive,
+                send,
+                principal,
+            )
             return
         if stateless:
-            await self._post_stateless(headers, message, receive, send, principal)
+            await post_stateless(
+                self.session, headers, message, receive, send, principal
+            )
             return
         await self._post_legacy(headers, body, message, receive, send, principal)
 
@@ -619,7 +596,7 @@ class McpHttpApp:
         """A 2026 request: its `_meta` names a version, or (the envelope
         missing) its `MCP-Protocol-Version` header names a modern one outside
         any session, so that it is refused as a bad 2026 request."""
-        if _envelope_version(params_of(message)) is not None:
+        if envelope_version(params_of(message)) is not None:
             return True
         return (
             headers.get(PROTOCOL_VERSION_HEADER) in self.session.modern_versions
@@ -855,158 +832,6 @@ class McpHttpApp:
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
         return task
-
-    async def _post_stateless(
-        self,
-        headers: HttpHeaders,
-        message: Envelope | Batch,
-        receive: Any,
-        send: Any,
-        principal: object,
-    ) -> None:
-        """A legacy POST without a session: `initialize` is answered (no
-        `Mcp-Session-Id`), any other request is served at the revision its
-        `MCP-Protocol-Version` names (absent: 2025-03-26) by a connection of
-        its own; notifications and responses are accepted (202)."""
-        if isinstance(message, Batch):
-            raise refuse(400, "batches are not served by a stateless server")
-        method = message.method
-        the_id = request_id(message)
-        if isinstance(method, UnsetType) or the_id is None:
-            await respond(send, 202, b"", None)
-            return
-        connection = self.session.handler()
-        # Anonymous tasks cannot be bound to a session that does not exist:
-        # they belong to whoever holds the id, and nobody may list them.
-        connection.key = STATELESS_OWNER
-        handler: Handler = connection
-        if principal is None:
-            handler = _unlisted(connection)
-        if method != INITIALIZE:
-            version = protocol_version(headers, self.session.legacy_versions)
-            if isinstance(version, HttpError):
-                raise Refused(version)
-            connection.assume(version, unreachable=STATELESS_UNREACHABLE)
-        params = params_of(message)
-        raw_params = bytes(message.params) if len(message.params) else None
-        stream = ResponseStream(frozenset({the_id}))
-        context = RequestContext(
-            _StreamPeer(stream, STATELESS_UNREACHABLE),
-            the_id,
-            method,
-            _progress_token(params),
-            principal=principal,
-        )
-
-        async def run() -> None:
-            stream.put(await serve_request(handler, context, raw_params))
-
-        try:
-            async with anyio.create_task_group() as tasks:
-                tasks.start_soon(run)
-                # Nothing holds the request once its POST is gone: cancel it.
-                await answer_post(
-                    stream, receive, send, {}, on_disconnect=tasks.cancel_scope.cancel
-                )
-        finally:
-            stream.end()
-
-    async def _post_modern(
-        self,
-        headers: HttpHeaders,
-        message: Envelope,
-        receive: Any,
-        send: Any,
-        principal: object,
-    ) -> None:
-        assert self._modern is not None
-        method = message.method
-        if isinstance(method, UnsetType):
-            raise refuse(400, "a 2026 POST carries one request or notification")
-        params = params_of(message)
-        raw_params = bytes(message.params) if len(message.params) else None
-        the_id = request_id(message)
-        if the_id is None:
-            version = _envelope_version(params)
-            if version not in self.session.modern_versions:
-                error = self.session.unsupported(version)
-                raise Refused(HttpError(400, error.message, error.code, error.data))
-            await respond(send, 202, b"", None)
-            # Already answered 202; serve_notification logs any failure.
-            await serve_notification(self._modern, method, raw_params)
-            return
-        refused = self._refusal(headers, method, params)
-        if refused is not None:
-            reply = refused.body(the_id)
-            await respond(send, refused.status, reply, "application/json", None)
-            return
-        stream = ResponseStream(frozenset({the_id}))
-        peer = _StreamPeer(stream)
-        context = RequestContext(
-            peer, the_id, method, _progress_token(params), principal=principal
-        )
-        handler = self._modern
-
-        async def run() -> None:
-            stream.put(await serve_request(handler, context, raw_params))
-
-        try:
-            async with anyio.create_task_group() as tasks:
-                tasks.start_soon(run)
-                await answer_post(
-                    stream,
-                    receive,
-                    send,
-                    {},
-                    on_disconnect=tasks.cancel_scope.cancel,
-                    error_status=MODERN_ERROR_STATUS,
-                )
-        finally:
-            stream.end()
-
-    def _refusal(
-        self, headers: HttpHeaders, method: str, params: dict[str, Any]
-    ) -> HttpError | None:
-        """Why a 2026 request is refused before it is served, in the spec's
-        order: an incomplete `_meta` envelope (-32602), headers that do not
-        match the body (-32020), an unsupported version (-32022). (The
-        session answers the rest, a `ping`, which 2026 removed, included.)"""
-        meta = _members(params.get("_meta"))
-        if META_PROTOCOL_VERSION not in meta or not isinstance(
-            meta.get(META_CLIENT_CAPABILITIES), dict
-        ):
-            return HttpError(
-                400,
-                f"Invalid params: _meta must carry {META_PROTOCOL_VERSION!r} "
-                f"and {META_CLIENT_CAPABILITIES!r}",
-                ErrorCode.INVALID_PARAMS,
-            )
-        request = {"method": method, "params": params}
-        mismatch = check_request_headers(headers, request) or self._param_mismatch(
-            method, params, headers
-        )
-        if mismatch is not None:
-            return mismatch
-        version = meta[META_PROTOCOL_VERSION]
-        if version not in self.session.modern_versions:
-            error = self.session.unsupported(version)
-            return HttpError(400, error.message, error.code, error.data)
-        return None
-
-    def _param_mismatch(
-        self, method: str, params: dict[str, Any], headers: HttpHeaders
-    ) -> HttpError | None:
-        if self.tool_input_schema is None or method != "tools/call":
-            return None
-        name = params.get("name")
-        if not isinstance(name, str):
-            return None
-        arguments = params.get("arguments")
-        return check_param_headers(
-            self.tool_input_schema(name),
-            _members(arguments) if arguments is not None else None,
-            headers,
-        )
 
     # -- GET and DELETE --
 
@@ -1619,67 +1444,6 @@ class McpHttpApp:
             await asyncio.wait(set(self._answering), timeout=CLOSE_TIMEOUT_S)
 
 
-class _StreamPeer:
-    """The `Peer` of a stateless 2026 request: notifications go on its own
-    response stream; requests to the client go through `request_client`."""
-
-    def __init__(self, stream: ResponseStream, unreachable: str | None = None) -> None:
-        self.stream = stream
-        self.unreachable = unreachable
-
-    async def notify(self, method: str, params: Any) -> None:
-        message: dict[str, Any] = {"jsonrpc": "2.0", "method": method}
-        if params is not None:
-            message["params"] = params
-        from mcp_codegen_runtime.codec.wire import encode
-
-        self.stream.put(encode(message))
-
-    async def request(
-        self,
-        method: str,
-        params: Any,
-        result_type: Any,
-        *,
-        timeout: float | None = None,  # noqa: ASYNC109 - mirrors Connection
-    ) -> Any:
-        if self.unreachable is not None:
-            raise ProtocolError(f"{method}: {self.unreachable}")
-        raise ProtocolError(
-            f"{method}: a 2026 request cannot wait for the client; "
-            "use request_client (it answers InputRequiredResult)"
-        )
-
-
-# --- cluster helpers ----------------------------------------------------------------
-
-
-def _unlisted(connection: Handler) -> Handler:
-    """`connection` for an anonymous stateless caller: `tasks/list` is
-    -32601 and `initialize` declares no `tasks.list` (2025-11-25: receivers
-    that cannot identify requestors SHOULD NOT declare it)."""
-
-    async def serve(method: str, params: bytes | None) -> bytes | None:
-        if method == TASKS_LIST:
-            raise RpcError(ErrorCode.METHOD_NOT_FOUND, STATELESS_UNLISTED)
-        result = await connection(method, params)
-        if method == INITIALIZE and result is not None:
-            return _without_task_list(result)
-        return result
-
-    return serve
-
-
-def _without_task_list(result: bytes) -> bytes:
-    body: dict[str, Any] = msgspec.json.decode(result)
-    capabilities: dict[str, Any] = body.get("capabilities") or {}
-    tasks: Any = capabilities.get("tasks")
-    if not isinstance(tasks, dict) or "list" not in tasks:
-        return result
-    del tasks["list"]
-    return msgspec.json.encode(body)
-
-
 def _initialize(message: Envelope | Batch) -> Envelope | None:
     """`message` when it is an `initialize` (request or not)."""
     if isinstance(message, Envelope) and message.method == INITIALIZE:
@@ -1693,21 +1457,6 @@ def _answer_ids(message: Envelope | Batch) -> frozenset[RequestId]:
         return message.request_ids
     found = request_id(message)
     return frozenset() if found is None else frozenset({found})
-
-
-def _members(value: object) -> dict[str, Any]:
-    """`value` as a JSON object ({} when it is none)."""
-    return typing.cast("dict[str, Any]", value) if isinstance(value, dict) else {}
-
-
-def _envelope_version(params: Mapping[str, Any]) -> Any:
-    return _members(params.get("_meta")).get(META_PROTOCOL_VERSION)
-
-
-def _progress_token(params: Mapping[str, Any]) -> Any:
-    meta = _members(params.get("_meta"))
-    token = meta.get("progressToken")
-    return token if isinstance(token, int | str) else None
 
 
 def http_app(
