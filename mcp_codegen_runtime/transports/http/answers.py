@@ -260,3 +260,8 @@ async def next_message(stream: ResponseStream) -> bytes | None:
         return await stream.messages.receive()
     except (anyio.EndOfStream, anyio.ClosedResourceError):
         return None
+
+
+PRIMING_VERSIONS = frozenset({"2025-11-25"})
+"""The legacy revisions whose SSE streams start with a priming event (an id
+and no data): earlier clients may take its empty data for a bad message."""

@@ -9,6 +9,7 @@ missing or bad token, 403 for scopes the request lacks).
 
 from __future__ import annotations
 
+import contextvars
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -134,3 +135,10 @@ async def authenticate_with(
             401, "Bearer", "Unauthorized: missing or invalid credentials"
         )
     return principal
+
+
+request_principal: contextvars.ContextVar[object] = contextvars.ContextVar(
+    "mcp_codegen_runtime.http.principal", default=None
+)
+"""Who the HTTP request being served is: what `authenticate` returned (read
+by `http_principal`)."""

@@ -1,215 +1,636 @@
-"""The pieces of serving legacy sessions across a cluster's instances: the
-state messages logged per session, relaying a forwarded POST's stored
-answer, the refusals stored in its place, replaying a session's log on the
-instance rebuilding it, and the keys shared by every instance.
+"""Serving legacy sessions across a cluster's instances (see "Several
+instances" in `server`): `ClusterMember`, the part of `McpHttpApp` that
+finds a session's home, forwards ops to it and relays what it stores, serves
+the ops of this instance's inbox, rebuilds a session from its log, and hands
+sessions over when leaving. (The pieces it sends and stores: `relay`.)
 """
 
 from __future__ import annotations
 
-import base64
-import hashlib
+import asyncio
+import contextlib
+import contextvars
 import logging
-from types import MappingProxyType
+import math
+import time
 from typing import TYPE_CHECKING, Any
 
 import anyio
-import msgspec
-from msgspec import UnsetType
 
+from mcp_codegen_runtime.jsonrpc.connection import Connection
 from mcp_codegen_runtime.jsonrpc.envelope import (
-    BadMessage,
     Envelope,
     RequestId,
-    error_reply,
 )
-from mcp_codegen_runtime.protocol.request_state import (
-    principal_binding,
-    principal_digest,
+from mcp_codegen_runtime.stores.events import (
+    EventsEvictedError,
+    UnknownEventError,
 )
-from mcp_codegen_runtime.stores.events import parse_event_id
-from mcp_codegen_runtime.stores.redis_events import END, REFUSAL
+from mcp_codegen_runtime.stores.redis_events import END
 
-from ...errors import ErrorCode, RpcError
-from .asgi import respond, start_sse
-from .headers import HttpError
-from .messages import (
-    read_messages,
-    request_id,
+from ...errors import ErrorCode
+from .answers import (
+    PRIME_AFTER_S,
+    PRIMING_VERSIONS,
+    UNREAD,
+    Refused,
+    Unread,
+    next_message,
+    refuse,
+    watch_disconnect,
 )
-from .mux import ResponseStream, SessionMux
-from .resumable import sse_event
+from .asgi import respond, start_sse
+from .auth import request_principal
+from .cluster import Op
+from .headers import (
+    LAST_EVENT_ID_HEADER,
+    PROTOCOL_VERSION_HEADER,
+    SESSION_HEADER,
+    HttpError,
+    HttpHeaders,
+    protocol_version,
+)
+from .messages import (
+    Batch,
+    answer_ids,
+    cancelled_ids,
+    read_messages,
+)
+from .mux import RELEASE, ResponseStream, SessionMux
+from .relay import (
+    CLOSE_TIMEOUT_S,
+    MOVES,
+    RETRY,
+    STATE_METHODS,
+    TOUCH_EVERY_S,
+    Moved,
+    RefusalRecord,
+    abandoned_reply,
+    do_nothing,
+    encode_alone,
+    encode_record,
+    owner_digest,
+    portable_principal,
+    quietly,
+    relay_entries,
+    replay_state,
+    resume_after,
+    session_key,
+)
+from .resumable import StoredStream, sse_event
+from .sessions import (
+    LegacySession,
+    SessionLimitError,
+    SessionRegistry,
+    is_valid_session_id,
+)
 
 if TYPE_CHECKING:
     from collections.abc import (
-        AsyncIterator,
-        Awaitable,
+        AsyncGenerator,
+        Coroutine,
         Mapping,
     )
 
-    from mcp_codegen_runtime.stores.events import Replay
+    from mcp_codegen_runtime.protocol.session import ServerSession
     from mcp_codegen_runtime.stores.redis_events import Tailed
 
-from .answers import Refused, next_message
+    from .cluster import Cluster
+
 
 logger = logging.getLogger(__name__)
 
 
-STATE_METHODS = frozenset(
-    {
-        "notifications/initialized",
-        "logging/setLevel",
-        "resources/subscribe",
-        "resources/unsubscribe",
-    }
-)
-"""The messages that change a legacy session's state, kept in its log."""
-TOUCH_EVERY_S = 5.0
-"""How often an instance renews the record of a session it serves."""
-MOVES = 3
-"""How often a forwarded POST follows its session to another instance."""
-REBUILD_STEP_S = 10.0
-"""How long a rebuild waits for one logged request's answer."""
-RETRY = MappingProxyType({"retry-after": "1"})
-ABANDONED = (
-    "the server instance serving this request stopped before answering; send it again"
-)
+class ClusterMember:
+    """The cluster side of `McpHttpApp` (one of its bases): finding a legacy
+    session's home, forwarding ops to it and relaying what it stores, serving
+    the ops of this instance's inbox, rebuilding a session from its log, and
+    handing sessions over when leaving."""
 
+    # The app's state these methods share (set by `McpHttpApp.__init__`).
+    cluster: Cluster | None
+    session: ServerSession
+    sessions: SessionRegistry[LegacySession]
+    retry_ms: int | None
+    _live: dict[str, StoredStream]
+    _answering: set[asyncio.Task[None]]
+    _touched: dict[str, float]
+    _locating: dict[str, asyncio.Lock]
+    _leaving: bool
 
-class Moved(Exception):
-    """The home of a forwarded POST left before serving it: look again."""
+    if TYPE_CHECKING:  # the legacy session's side, defined by the app
 
+        def _end(self, state: LegacySession, *, forget: bool = True) -> None: ...
 
-class RefusalRecord(msgspec.Struct, omit_defaults=True, array_like=True):
-    """A refusal stored in place of a forwarded POST's answer."""
+        def _spawn(
+            self,
+            work: Coroutine[Any, Any, None],
+            context: contextvars.Context | None = None,
+        ) -> asyncio.Task[None]: ...
 
-    status: int
-    message: str
-    code: int
-    reply_id: int | str | None = None
-    moved: bool = False
+        async def _pump(
+            self, state: LegacySession, stored: StoredStream, first: bytes | None = None
+        ) -> None: ...
 
+        def _stored_as(
+            self, state: LegacySession, stream: ResponseStream, stream_id: str
+        ) -> StoredStream: ...
 
-encode_record = msgspec.json.Encoder().encode
-_decode_record = msgspec.json.Decoder(RefusalRecord).decode
+        async def _post_legacy(
+            self,
+            headers: HttpHeaders,
+            body: bytes,
+            message: Envelope | Batch,
+            receive: Any,
+            send: Any,
+            principal: object,
+        ) -> None: ...
 
+    async def _join(self, cluster: Cluster) -> None:
+        if not cluster.started:
+            await cluster.start(self._serve_op)
 
-def _outcome(value: bytes) -> Refused | Moved:
-    record = _decode_record(value)
-    if record.moved:
-        return Moved()
-    return Refused(
-        HttpError(record.status, record.message, record.code), reply_id=record.reply_id
-    )
+    async def _find(self, session_id: str, principal: object) -> LegacySession | str:
+        """The session `session_id` of `principal`: the local one, or, in a
+        cluster, the id of the live instance serving it, else the session
+        rebuilt here from its state log (this instance claimed it).
 
+        Raises:
+            Refused: 404, the session is unknown to `principal`.
+        """
+        state = self.sessions.get(session_id, principal)
+        cluster = self.cluster
+        if state is not None:
+            if cluster is not None:
+                self._touch(cluster, session_id)
+            return state
+        unknown = refuse(404, "Session not found (unknown or expired)")
+        if (
+            cluster is None
+            or self._leaving
+            or not is_valid_session_id(session_id)
+            or session_id in self.sessions
+        ):
+            raise unknown
+        lock = self._locating.setdefault(session_id, asyncio.Lock())
+        try:
+            async with lock:
+                state = self.sessions.get(session_id, principal)
+                if state is not None:
+                    return state
+                await self._join(cluster)
+                route = await cluster.sessions.route(
+                    session_id, owner_digest(principal), cluster.instance_id
+                )
+                if route.kind == "unknown":
+                    raise unknown
+                if route.kind == "remote":
+                    return route.home
+                return await self._rebuild(cluster, session_id, principal, route.log)
+        finally:
+            if not lock.locked():
+                self._locating.pop(session_id, None)
 
-async def relay_entries(
-    entries: AsyncIterator[Tailed],
-    probe: ResponseStream,
-    send: Any,
-    extra: Mapping[str, str],
-    retry_ms: int | None,
-) -> Refused | Moved | None:
-    """Write a forwarded POST's answer from its entries (see
-    `McpHttpApp._relay_answer`); a refusal is returned, to raise."""
-    streaming = False
-    async for entry in entries:
-        if entry.kind == REFUSAL:
-            return _outcome(entry.value)
-        if entry.kind == END:
-            break
-        if entry.kind == "p":
-            body = sse_event(entry.id, None, retry_ms)
-        elif entry.kind == "m":
-            if probe.completed_by(entry.value) and not streaming:
-                await respond(send, 200, entry.value, "application/json", extra)
-                return None
-            body = sse_event(entry.id, entry.value)
+    def _touch(self, cluster: Cluster, session_id: str) -> None:
+        """Renew the session's record in Redis, at most every few seconds."""
+        now = time.monotonic()
+        if now - self._touched.get(session_id, -math.inf) < TOUCH_EVERY_S:
+            return
+        self._touched[session_id] = now
+        self._spawn(quietly(cluster.sessions.touch(session_id)))
+
+    async def _announce(
+        self,
+        session_id: str,
+        state: LegacySession,
+        principal: object,
+        initialize: Envelope,
+    ) -> None:
+        """Record a session just opened here in the cluster (this instance
+        its home); closed again when that fails."""
+        assert self.cluster is not None
+        cluster = self.cluster
+        state.handler.key = session_key(session_id)
+        try:
+            await self._join(cluster)
+            await cluster.sessions.open(
+                session_id,
+                owner_digest(principal),
+                cluster.instance_id,
+                encode_alone(initialize),
+            )
+        except BaseException:
+            closed = self.sessions.close(session_id, principal)
+            if closed is not None:
+                self._end(closed, forget=False)
+            raise
+
+    async def _log_state(self, session_id: str, message: Envelope | Batch) -> None:
+        """Keep the messages of `message` that change the session's state
+        in its log, each alone (a batch's other requests must not run again
+        when the session is rebuilt)."""
+        assert self.cluster is not None
+        items = message.items if isinstance(message, Batch) else [message]
+        for item in items:
+            if isinstance(item, Envelope) and item.method in STATE_METHODS:
+                await self.cluster.sessions.log(session_id, encode_alone(item))
+
+    async def _rebuild(
+        self, cluster: Cluster, session_id: str, principal: object, log: list[bytes]
+    ) -> LegacySession:
+        """The session `session_id`, claimed by this instance: a fresh
+        connection that replays its state log (the answers discarded)."""
+        mux = SessionMux()
+        handler = self.session.handler()
+        handler.key = session_key(session_id)
+        connection = Connection(mux, handler)
+        state = LegacySession(mux, connection, handler, session_id=session_id)
+        context = contextvars.copy_context()
+        context.run(request_principal.set, None)
+        state.task = self._spawn(connection.run(), context)
+        for entry in log:
+            await replay_state(mux, entry)
+        try:
+            self.sessions.adopt(session_id, state, principal)
+        except SessionLimitError:
+            self._end(state, forget=False)
+            await cluster.sessions.release(session_id, cluster.instance_id)
+            raise Refused(
+                HttpError(503, "Too many sessions; try again later"),
+                {"retry-after": "30"},
+            ) from None
+        logger.info("session %.8s... rebuilt on this instance", session_id)
+        return state
+
+    async def _forward_post(
+        self,
+        home: str,
+        session_id: str,
+        headers: HttpHeaders,
+        body: bytes,
+        message: Envelope | Batch,
+        receive: Any,
+        send: Any,
+        principal: object,
+    ) -> None:
+        """Serve a POST of a session another instance holds: hand it over
+        through that instance's inbox and relay the answer it stores. A
+        session that moved meanwhile is looked up again."""
+        assert self.cluster is not None
+        cluster = self.cluster
+        ids = answer_ids(message)
+        extra = {SESSION_HEADER: session_id}
+        for _ in range(MOVES):
+            op = Op(
+                "post" if ids else "notify",
+                session_id,
+                body=body,
+                version=headers.get(PROTOCOL_VERSION_HEADER),
+                principal=portable_principal(principal),
+            )
+            if not ids:
+                await cluster.send(home, op)
+                replies = message.replies() if isinstance(message, Batch) else []
+                if replies:
+                    answer = b"[" + b",".join(replies) + b"]"
+                    await respond(send, 400, answer, "application/json", extra)
+                    return
+                await respond(send, 202, b"", None, extra)
+                return
+            op.stream = await cluster.events.create_stream(
+                session_id, writer=home, requests=ids
+            )
+            await cluster.send(home, op)
+            try:
+                await self._relay_answer(cluster, op.stream, ids, receive, send, extra)
+                return
+            except Moved:
+                found = await self._find(session_id, principal)
+            if not isinstance(found, str):
+                await self._post_legacy(
+                    headers, body, message, receive, send, principal
+                )
+                return
+            home = found
+        raise Refused(
+            HttpError(
+                503, "the session is moving; try again", ErrorCode.INTERNAL_ERROR
+            ),
+            RETRY,
+        )
+
+    async def _relay_answer(
+        self,
+        cluster: Cluster,
+        stream_id: str,
+        ids: frozenset[RequestId],
+        receive: Any,
+        send: Any,
+        extra: Mapping[str, str],
+    ) -> None:
+        """Answer a forwarded POST from its stored stream: JSON when its
+        first message completes it, else SSE with the stored event ids.
+
+        Raises:
+            Refused: the home refused it (the same answer as here).
+            Moved: the home left before serving it.
+        """
+        entries = self._tail(cluster, stream_id)
+        outcome: Refused | Moved | None = None
+        probe = ResponseStream(ids)  # only to tell when the answer is whole
+        try:
+            async with contextlib.aclosing(entries), anyio.create_task_group() as tasks:
+                tasks.start_soon(
+                    watch_disconnect, receive, do_nothing, tasks.cancel_scope
+                )
+                outcome = await relay_entries(
+                    entries, probe, send, extra, self.retry_ms
+                )
+                tasks.cancel_scope.cancel()
+        finally:
+            probe.end()
+        if outcome is not None:
+            raise outcome
+
+    def _tail(
+        self, cluster: Cluster, stream_id: str, after: str = "0-0"
+    ) -> AsyncGenerator[Tailed]:
+        return cluster.events.tail(
+            stream_id,
+            after,
+            alive_prefix=cluster.alive_prefix,
+            block_s=cluster.block_s,
+            abandoned=abandoned_reply,
+        )
+
+    async def _forward_get(
+        self,
+        home: str,
+        session_id: str,
+        headers: HttpHeaders,
+        receive: Any,
+        send: Any,
+    ) -> None:
+        """A GET of a session another instance holds: a resume is replayed
+        from the store, then followed; a new stream is opened by the home
+        (replacing its previous one) and relayed."""
+        assert self.cluster is not None
+        cluster = self.cluster
+        extra = {SESSION_HEADER: session_id}
+        last_event_id = headers.get(LAST_EVENT_ID_HEADER)
+        if last_event_id:
+            try:
+                replay = await cluster.events.replay(last_event_id, session_id)
+            except (UnknownEventError, EventsEvictedError) as error:
+                raise refuse(400, f"Cannot resume: {error}") from None
+            head = b"".join(sse_event(e.id, e.message) for e in replay.events)
+            after = resume_after(last_event_id, replay)
+            await self._relay_resumed(replay.stream, after, head, send, receive, extra)
+            return
+        stream_id = await cluster.events.create_stream(session_id, writer=home)
+        await cluster.send(home, Op("get", session_id, stream=stream_id))
+        await self._relay_resumed(stream_id, "0-0", b": open\n\n", send, receive, extra)
+
+    async def _relay_resumed(
+        self,
+        stream_id: str,
+        after: str,
+        head: bytes,
+        send: Any,
+        receive: Any,
+        extra: Mapping[str, str],
+    ) -> None:
+        """Send `head`, then the stream's entries after `after` as they
+        come, to its end marker or until the client leaves."""
+        assert self.cluster is not None
+        entries = self._tail(self.cluster, stream_id, after)
+        await start_sse(send, extra)
+        if head:
+            await send({"type": "http.response.body", "body": head, "more_body": True})
+        async with contextlib.aclosing(entries), anyio.create_task_group() as tasks:
+            tasks.start_soon(watch_disconnect, receive, do_nothing, tasks.cancel_scope)
+            async for entry in entries:
+                if entry.kind == END:
+                    break
+                if entry.kind == "m":
+                    body = sse_event(entry.id, entry.value)
+                elif entry.kind == "p" and after == "0-0":
+                    body = sse_event(entry.id, None, self.retry_ms)
+                else:
+                    continue
+                await send(
+                    {"type": "http.response.body", "body": body, "more_body": True}
+                )
+            tasks.cancel_scope.cancel()
+        await send({"type": "http.response.body", "body": b"", "more_body": False})
+
+    async def _delete_remote(
+        self, cluster: Cluster, session_id: str, principal: object
+    ) -> None:
+        """DELETE of a session this instance does not hold: its home (if
+        alive) is told, and its record goes at once."""
+        if not is_valid_session_id(session_id):
+            raise refuse(404, "Session not found (unknown or expired)")
+        await self._join(cluster)
+        route = await cluster.sessions.route(
+            session_id, owner_digest(principal), cluster.instance_id, claim=False
+        )
+        if route.kind == "unknown":
+            raise refuse(404, "Session not found (unknown or expired)")
+        await cluster.sessions.delete(session_id)
+        if route.kind != "remote":
+            await cluster.events.drop_owner(session_id)
+            return
+        # Wait for the home to end it, so that no instance serves it after.
+        stream_id = await cluster.events.create_stream(session_id, writer=route.home)
+        await cluster.send(route.home, Op("delete", session_id, stream=stream_id))
+        async with contextlib.aclosing(self._tail(cluster, stream_id)) as entries:
+            async for _ in entries:
+                pass
+
+    async def _serve_op(self, op: Op) -> None:
+        """Do what another instance asks of a session held here (the
+        inbox reader calls this, in order: feeding is done before it
+        returns, longer work in tasks)."""
+        assert self.cluster is not None
+        state = self.sessions.find(op.session)
+        if op.op == "delete":
+            if state is not None:
+                self.sessions.discard(op.session)
+                self._end(state)
+            if op.stream:
+                await self.cluster.events.end(op.stream)
+            return
+        if state is None or (self._leaving and op.op != "notify"):
+            await self._unplaced(op)
+            return
+        if op.op == "notify":
+            message = read_messages(op.body)
+            await self._log_state(op.session, message)
+            with contextlib.suppress(anyio.ClosedResourceError):
+                state.mux.feed(op.body, None)
+            for cancelled in cancelled_ids(message):
+                state.mux.cancelled(cancelled)
+        elif op.op == "get":
+            await self._open_forwarded_get(state, op)
+        elif op.op == "post":
+            try:
+                await self._serve_forwarded_post(state, op)
+            except Exception as error:  # its forwarder must not wait for ever
+                logger.exception("a forwarded POST could not be served")
+                record = RefusalRecord(
+                    500,
+                    f"the session's server failed: {error}",
+                    ErrorCode.INTERNAL_ERROR,
+                )
+                await self.cluster.events.end(op.stream, encode_record(record))
+
+    async def _unplaced(self, op: Op) -> None:
+        """An op for a session not held here (any more): a POST is told to
+        look again (this instance is leaving) or that the session is gone;
+        a GET stream just ends."""
+        assert self.cluster is not None
+        if op.op == "post" and op.stream:
+            if self._leaving:
+                record = RefusalRecord(
+                    503, "moved", ErrorCode.INTERNAL_ERROR, moved=True
+                )
+            else:
+                record = RefusalRecord(
+                    404, "Session not found (closed)", ErrorCode.INVALID_REQUEST
+                )
+            await self.cluster.events.end(op.stream, encode_record(record))
+        elif op.op == "get" and op.stream:
+            await self.cluster.events.end(op.stream)
         else:
-            continue
-        if not streaming:
-            await start_sse(send, extra)
-            streaming = True
-        await send({"type": "http.response.body", "body": body, "more_body": True})
-    if not streaming:  # ended before any message: the session closed
-        closed = HttpError(404, "Session not found (closed)")
-        await respond(send, 404, closed.body(), "application/json", extra)
-        return None
-    await send({"type": "http.response.body", "body": b"", "more_body": False})
-    return None
+            logger.info("a %s op for a session not held here was dropped", op.op)
 
+    async def _serve_forwarded_post(self, state: LegacySession, op: Op) -> None:
+        """A POST another instance took for a session held here: checked as
+        a local one, fed to the session, its answer stored."""
+        assert self.cluster is not None
+        events = self.cluster.events
+        message = read_messages(op.body)
+        headers = HttpHeaders(
+            {} if op.version is None else {PROTOCOL_VERSION_HEADER: op.version}
+        )
+        version = protocol_version(
+            headers,
+            self.session.legacy_versions,
+            negotiated=state.handler.protocol_version,
+        )
+        refused: HttpError | None = None
+        reply_id: RequestId | None = None
+        ids = answer_ids(message)
+        taken = state.mux.in_flight(ids)
+        if isinstance(version, HttpError):
+            refused = version
+        elif isinstance(message, Batch) and not state.connection.allow_batches:
+            refused = HttpError(
+                400, "batches are not supported by the negotiated protocol revision"
+            )
+        elif taken:
+            refused = HttpError(400, f"request id {taken[0]!r} is already in flight")
+            reply_id = taken[0]
+        if refused is not None:
+            record = RefusalRecord(
+                refused.status, refused.message, refused.code, reply_id
+            )
+            await events.end(op.stream, encode_record(record))
+            return
+        stream = ResponseStream(ids)
+        stream.principal = op.principal
+        stream.resumable = state.handler.protocol_version in PRIMING_VERSIONS
+        await self._log_state(op.session, message)
+        try:
+            state.mux.feed(op.body, stream)
+        except anyio.ClosedResourceError:
+            record = RefusalRecord(
+                404, "Session not found (closed)", ErrorCode.INVALID_REQUEST
+            )
+            await events.end(op.stream, encode_record(record))
+            return
+        for cancelled in cancelled_ids(message):
+            state.mux.cancelled(cancelled)
+        stored = self._stored_as(state, stream, op.stream)
+        task = self._spawn(self._answer_forwarded(state, stored))
+        self._answering.add(task)
+        task.add_done_callback(self._answering.discard)
 
-def abandoned_reply(request: RequestId) -> bytes:
-    return error_reply(request, RpcError(ErrorCode.INTERNAL_ERROR, ABANDONED))
+    async def _answer_forwarded(
+        self, state: LegacySession, stored: StoredStream
+    ) -> None:
+        """Store the answer of a forwarded POST: its first message alone
+        when it completes it (the forwarder answers JSON), else after a
+        priming event (2025-11-25, once it lingers), to its end."""
+        first: bytes | Unread | None = UNREAD
+        pumping = False
+        try:
+            if state.handler.protocol_version in PRIMING_VERSIONS:
+                with anyio.move_on_after(PRIME_AFTER_S):
+                    first = await next_message(stored.source)
+                if first == RELEASE:
+                    first = UNREAD
+                if not isinstance(first, bytes) or not stored.source.completed_by(
+                    first
+                ):
+                    await stored.prime()
+            pumping = True
+            await self._pump(state, stored, first if isinstance(first, bytes) else None)
+        finally:
+            if not pumping:  # cancelled first: `_pump` would have done this
+                self._live.pop(stored.id, None)
+                state.mux.forget(stored.source)
+                await self._end_stream(stored)
 
+    async def _open_forwarded_get(self, state: LegacySession, op: Op) -> None:
+        """The standalone stream opened through another instance: stored
+        into `op.stream`, replacing the previous one."""
+        current = state.standalone
+        if current is not None:
+            current.source.close()  # its pump stores what is queued, then ends
+        stream = ResponseStream()
+        state.mux.open_standalone(stream)
+        stored = self._stored_as(state, stream, op.stream)
+        state.standalone = stored
+        if state.handler.protocol_version in PRIMING_VERSIONS:
+            await stored.prime()
+        self._spawn(self._pump(state, stored))
 
-def do_nothing() -> None:
-    pass
+    async def _end_stream(self, stored: StoredStream) -> None:
+        """Mark a stored stream ended, answering with -32603 the requests
+        it still owed (their handlers did not finish)."""
+        assert self.cluster is not None
+        owed = [abandoned_reply(i) for i in sorted(stored.source.unanswered, key=repr)]
+        try:
+            await self.cluster.events.end(stored.id, messages=owed)
+        except Exception as error:  # readers then see the writer die
+            logger.warning("could not end stream %.8s...: %s", stored.id, error)
 
-
-async def quietly(work: Awaitable[object]) -> None:
-    """Run `work`, logging (not raising) a failure: background upkeep."""
-    try:
-        await work
-    except Exception as error:
-        logger.warning("cluster upkeep failed: %s", error)
-
-
-def owner_digest(principal: object) -> bytes:
-    return principal_digest(principal)
-
-
-def portable_principal(principal: object) -> Any:
-    """The principal's binding as builtins, to send to another instance
-    (None when it has none such)."""
-    try:
-        return msgspec.to_builtins(principal_binding(principal))
-    except TypeError:
-        return None
-
-
-def session_key(session_id: str) -> str:
-    """The key of a session's connection (the owner of its anonymous tasks),
-    the same on every instance."""
-    digest = hashlib.sha256(b"mcp-session-key\0" + session_id.encode()).digest()
-    return base64.urlsafe_b64encode(digest[:16]).decode().rstrip("=")
-
-
-def encode_alone(item: Envelope) -> bytes:
-    """One request or notification, encoded alone."""
-    parts = [b'{"jsonrpc":"2.0"']
-    if not isinstance(item.id, UnsetType):
-        parts.append(b',"id":' + msgspec.json.encode(item.id))
-    parts.append(b',"method":' + msgspec.json.encode(item.method))
-    if len(item.params):
-        parts.append(b',"params":' + bytes(item.params))
-    return b"".join(parts) + b"}"
-
-
-async def replay_state(mux: SessionMux, raw: bytes) -> None:
-    """Feed one logged message to a session being rebuilt; a request's
-    answer is awaited, then dropped."""
-    try:
-        message = read_messages(raw)
-    except BadMessage:
-        return
-    if not isinstance(message, Envelope):
-        return
-    the_id = request_id(message)
-    if the_id is None:
-        mux.feed(raw, None)
-        return
-    stream = ResponseStream(frozenset({the_id}))
-    mux.feed(raw, stream)
-    try:
-        with anyio.move_on_after(REBUILD_STEP_S):
-            await next_message(stream)
-    finally:
-        mux.forget(stream)
-
-
-def resume_after(last_event_id: str, replay: Replay) -> str:
-    """The stream position a resume goes on from: its last replayed event,
-    else the client's."""
-    newest = replay.events[-1].id if replay.events else last_event_id
-    parsed = parse_event_id(newest)
-    return "0-0" if parsed is None else parsed[1]
+    async def _leave(self, cluster: Cluster) -> None:
+        """Graceful shutdown in a cluster: release every session held here
+        (the next request rebuilds it elsewhere), send back the ops still in
+        the inbox (a POST's forwarder looks again), and let the requests in
+        flight finish, up to `CLOSE_TIMEOUT_S`, their answers stored."""
+        if not cluster.started or cluster.closed:
+            return
+        self._leaving = True
+        for session_id in self.sessions.ids():
+            try:
+                await cluster.sessions.release(session_id, cluster.instance_id)
+            except Exception as error:
+                logger.warning(
+                    "could not release session %.8s...: %s", session_id, error
+                )
+        try:
+            ops = await cluster.stop_reading()
+        except Exception as error:
+            logger.warning("could not read the inbox: %s", error)
+            ops = []
+        for op in ops:
+            try:
+                await self._serve_op(op)
+            except Exception as error:
+                logger.warning("a %s op left unserved: %s", op.op, error)
+        if self._answering:
+            await asyncio.wait(set(self._answering), timeout=CLOSE_TIMEOUT_S)

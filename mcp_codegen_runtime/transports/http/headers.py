@@ -635,3 +635,9 @@ def check_param_headers(
         if error is not None:
             return error
     return None
+
+
+SESSION_HEADER = "mcp-session-id"
+"""The header naming a legacy session (`Mcp-Session-Id`)."""
+LAST_EVENT_ID_HEADER = "last-event-id"
+"""The header of a GET resuming an SSE stream after an event."""

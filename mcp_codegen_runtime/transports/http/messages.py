@@ -130,3 +130,18 @@ def cancelled_ids(message: Envelope | Batch) -> list[RequestId]:
             if not isinstance(cancel.request_id, UnsetType):
                 found.append(cancel.request_id)
     return found
+
+
+def initialize_of(message: Envelope | Batch) -> Envelope | None:
+    """`message` when it is an `initialize` (request or not)."""
+    if isinstance(message, Envelope) and message.method == INITIALIZE:
+        return message
+    return None
+
+
+def answer_ids(message: Envelope | Batch) -> frozenset[RequestId]:
+    """The ids the answer to a POST carries (those of its requests)."""
+    if isinstance(message, Batch):
+        return message.request_ids
+    found = request_id(message)
+    return frozenset() if found is None else frozenset({found})

@@ -101,8 +101,6 @@ import contextlib
 import contextvars
 import logging
 import math
-import time
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import anyio
@@ -114,7 +112,6 @@ from mcp_codegen_runtime.jsonrpc.connection import (
 from mcp_codegen_runtime.jsonrpc.envelope import (
     BadMessage,
     Envelope,
-    RequestId,
 )
 from mcp_codegen_runtime.jsonrpc.serving import reset_peer_address, set_peer_address
 from mcp_codegen_runtime.protocol.meta import META_PROTOCOL_VERSION
@@ -132,11 +129,11 @@ from mcp_codegen_runtime.stores.events import (
     UnknownEventError,
     parse_event_id,
 )
-from mcp_codegen_runtime.stores.redis_events import END
 
 from ...errors import ErrorCode, RpcError
 from .answers import (
     PRIME_AFTER_S,
+    PRIMING_VERSIONS,
     QUICK_ANSWER_S,
     UNREAD,
     Refused,
@@ -147,7 +144,6 @@ from .answers import (
     refuse,
     serve_health,
     stream_events,
-    watch_disconnect,
     write_answer,
     write_stored,
 )
@@ -157,29 +153,14 @@ from .auth import (
     HttpRequest,
     authenticate_with,
     authorize_requests,
+    request_principal,
 )
-from .cluster import Op, unreachable
-from .forwarding import (
-    MOVES,
-    RETRY,
-    STATE_METHODS,
-    TOUCH_EVERY_S,
-    Moved,
-    RefusalRecord,
-    abandoned_reply,
-    do_nothing,
-    encode_alone,
-    encode_record,
-    owner_digest,
-    portable_principal,
-    quietly,
-    relay_entries,
-    replay_state,
-    resume_after,
-    session_key,
-)
+from .cluster import unreachable
+from .forwarding import ClusterMember
 from .headers import (
+    LAST_EVENT_ID_HEADER,
     PROTOCOL_VERSION_HEADER,
+    SESSION_HEADER,
     HttpError,
     HttpHeaders,
     protocol_version,
@@ -187,17 +168,26 @@ from .headers import (
 from .messages import (
     INITIALIZE,
     Batch,
+    answer_ids,
     cancelled_ids,
+    initialize_of,
     params_of,
     read_messages,
     refusal,
     request_id,
 )
 from .mux import RELEASE, ResponseStream, SessionMux
+from .relay import (
+    CLOSE_TIMEOUT_S,
+    RETRY,
+    quietly,
+    resume_after,
+)
 from .resumable import StoredStream, sse_event
 from .security import SecurityPolicy, check_request
 from .sessions import (
     DEFAULT_MAX_SESSIONS_PER_PRINCIPAL,
+    LegacySession,
     SessionLimitError,
     SessionRegistry,
     is_valid_session_id,
@@ -210,7 +200,6 @@ from .stateless import (
 
 if TYPE_CHECKING:
     from collections.abc import (
-        AsyncGenerator,
         Awaitable,
         Callable,
         Collection,
@@ -218,9 +207,8 @@ if TYPE_CHECKING:
         Mapping,
     )
 
-    from mcp_codegen_runtime.protocol.session import ServerConnection, ServerSession
+    from mcp_codegen_runtime.protocol.session import ServerSession
     from mcp_codegen_runtime.stores.events import EventStore
-    from mcp_codegen_runtime.stores.redis_events import Tailed
 
     from .auth import HttpAuth
     from .cluster import Cluster
@@ -237,14 +225,7 @@ __all__ = [
 
 logger = logging.getLogger(__name__)
 
-SESSION_HEADER = "mcp-session-id"
-LAST_EVENT_ID_HEADER = "last-event-id"
-PRIMING_VERSIONS = frozenset({"2025-11-25"})
-"""The legacy revisions whose SSE streams start with a priming event (an id
-and no data): earlier clients may take its empty data for a bad message."""
 DEFAULT_RETRY_MS = 1000
-CLOSE_TIMEOUT_S = 5.0
-"""Seconds `McpHttpApp.aclose` waits for its sessions' tasks to finish."""
 DEFAULT_SHUTDOWN_TIMEOUT_S = 5.0
 """Seconds `serve_http` lets open responses run once stopping."""
 CANCELLED_GRACE_S = 1.0
@@ -252,11 +233,6 @@ CANCELLED_GRACE_S = 1.0
 end of their streams."""
 
 Scope = dict[str, Any]
-
-
-_principal: contextvars.ContextVar[object] = contextvars.ContextVar(
-    "mcp_codegen_runtime.http.principal", default=None
-)
 
 
 def close_sse_stream() -> bool:
@@ -282,21 +258,10 @@ def http_principal() -> object:
     context = request_in_progress()
     if context is not None and context.principal is not None:
         return context.principal
-    return _principal.get()
+    return request_principal.get()
 
 
-@dataclass
-class _LegacySession:
-    mux: SessionMux
-    connection: Connection
-    handler: ServerConnection
-    task: asyncio.Task[None] | None = None
-    session_id: str = ""
-    standalone: StoredStream | None = None
-    """The GET stream, when streams are resumable (attached or not)."""
-
-
-class McpHttpApp:
+class McpHttpApp(ClusterMember):
     """The ASGI app of an MCP endpoint; see the module docstring.
 
     Args:
@@ -382,7 +347,7 @@ class McpHttpApp:
         self.auth = auth
         self.required_scopes = required_scopes
         self.tool_input_schema = tool_input_schema
-        self.sessions: SessionRegistry[_LegacySession] = SessionRegistry(
+        self.sessions: SessionRegistry[LegacySession] = SessionRegistry(
             idle_timeout_s=idle_timeout_s,
             max_sessions=max_sessions,
             max_sessions_per_owner=max_sessions_per_principal,
@@ -429,11 +394,11 @@ class McpHttpApp:
             if refused is not None:
                 raise Refused(refused)
             principal = await self._authenticate(scope, headers)
-            token = _principal.set(principal)
+            token = request_principal.set(principal)
             try:
                 await self._route(method, headers, receive, send, principal)
             finally:
-                _principal.reset(token)
+                request_principal.reset(token)
         except Refused as refusal:
             error = refusal.error
             await respond(
@@ -613,7 +578,7 @@ class McpHttpApp:
         send: Any,
         principal: object,
     ) -> None:
-        initialize = _initialize(message)
+        initialize = initialize_of(message)
         if not self.session.legacy_versions:
             if initialize is not None:
                 # Name the versions served, so a legacy client can tell why.
@@ -654,7 +619,7 @@ class McpHttpApp:
                 raise refuse(
                     400, "batches are not supported by the negotiated protocol revision"
                 )
-        ids = _answer_ids(message)
+        ids = answer_ids(message)
         taken = state.mux.in_flight(ids)
         if taken:
             reused = refuse(400, f"request id {taken[0]!r} is already in flight")
@@ -698,7 +663,7 @@ class McpHttpApp:
 
     async def _answer_legacy(
         self,
-        state: _LegacySession,
+        state: LegacySession,
         stream: ResponseStream,
         receive: Any,
         send: Any,
@@ -748,7 +713,7 @@ class McpHttpApp:
         return True
 
     async def _pump(
-        self, state: _LegacySession, stored: StoredStream, first: bytes | None = None
+        self, state: LegacySession, stored: StoredStream, first: bytes | None = None
     ) -> None:
         """Store a resumable stream to its end, then stop routing to it."""
         try:
@@ -766,7 +731,7 @@ class McpHttpApp:
                 state.mux.close_standalone(stored.source)
 
     async def _stored(
-        self, state: _LegacySession, stream: ResponseStream
+        self, state: LegacySession, stream: ResponseStream
     ) -> StoredStream:
         """A new resumable stream of `state`'s session fed by `stream`."""
         assert self.event_store is not None
@@ -781,7 +746,7 @@ class McpHttpApp:
         return self._stored_as(state, stream, stream_id)
 
     def _stored_as(
-        self, state: _LegacySession, stream: ResponseStream, stream_id: str
+        self, state: LegacySession, stream: ResponseStream, stream_id: str
     ) -> StoredStream:
         """The resumable stream `stream_id` of `state`'s session fed by `stream`."""
         assert self.event_store is not None
@@ -789,11 +754,11 @@ class McpHttpApp:
         self._live[stream_id] = stored
         return stored
 
-    async def _open_session(self, principal: object) -> tuple[str, _LegacySession]:
+    async def _open_session(self, principal: object) -> tuple[str, LegacySession]:
         mux = SessionMux()
         handler = self.session.handler()
         connection = Connection(mux, handler)
-        state = _LegacySession(mux, connection, handler)
+        state = LegacySession(mux, connection, handler)
         try:
             session_id = self.sessions.create(state, principal)
             state.session_id = session_id
@@ -806,11 +771,11 @@ class McpHttpApp:
         # The runner (and every handler it starts) must not inherit this
         # request's principal: `http_principal` then finds each request's own.
         context = contextvars.copy_context()
-        context.run(_principal.set, None)
+        context.run(request_principal.set, None)
         state.task = self._spawn(connection.run(), context)
         return session_id, state
 
-    def _end(self, state: _LegacySession, *, forget: bool = True) -> None:
+    def _end(self, state: LegacySession, *, forget: bool = True) -> None:
         """Close a session's connection (its runner task then finishes);
         with `forget`, drop its streams (and, in a cluster, its record)."""
         state.mux.closed = True
@@ -874,7 +839,7 @@ class McpHttpApp:
         finally:
             state.mux.close_standalone(stream)
 
-    async def _get_stored(self, state: _LegacySession, receive: Any, send: Any) -> None:
+    async def _get_stored(self, state: LegacySession, receive: Any, send: Any) -> None:
         """Open the session's resumable GET stream; a detached one (its
         client gone without resuming) is replaced, its events kept."""
         current = state.standalone
@@ -896,7 +861,7 @@ class McpHttpApp:
         await write_stored(stored, listener, receive, send, extra, head)
 
     async def _resume(
-        self, state: _LegacySession, last_event_id: str, receive: Any, send: Any
+        self, state: LegacySession, last_event_id: str, receive: Any, send: Any
     ) -> None:
         """Replay what followed `last_event_id` on its stream, then go on
         with the stream while it lives (a POST's: to its responses)."""
@@ -953,510 +918,6 @@ class McpHttpApp:
         await respond(send, 200, b"", None)
 
     # -- cluster (see "Several instances" in the module docstring) --
-
-    async def _join(self, cluster: Cluster) -> None:
-        if not cluster.started:
-            await cluster.start(self._serve_op)
-
-    async def _find(self, session_id: str, principal: object) -> _LegacySession | str:
-        """The session `session_id` of `principal`: the local one, or, in a
-        cluster, the id of the live instance serving it, else the session
-        rebuilt here from its state log (this instance claimed it).
-
-        Raises:
-            Refused: 404, the session is unknown to `principal`.
-        """
-        state = self.sessions.get(session_id, principal)
-        cluster = self.cluster
-        if state is not None:
-            if cluster is not None:
-                self._touch(cluster, session_id)
-            return state
-        unknown = refuse(404, "Session not found (unknown or expired)")
-        if (
-            cluster is None
-            or self._leaving
-            or not is_valid_session_id(session_id)
-            or session_id in self.sessions
-        ):
-            raise unknown
-        lock = self._locating.setdefault(session_id, asyncio.Lock())
-        try:
-            async with lock:
-                state = self.sessions.get(session_id, principal)
-                if state is not None:
-                    return state
-                await self._join(cluster)
-                route = await cluster.sessions.route(
-                    session_id, owner_digest(principal), cluster.instance_id
-                )
-                if route.kind == "unknown":
-                    raise unknown
-                if route.kind == "remote":
-                    return route.home
-                return await self._rebuild(cluster, session_id, principal, route.log)
-        finally:
-            if not lock.locked():
-                self._locating.pop(session_id, None)
-
-    def _touch(self, cluster: Cluster, session_id: str) -> None:
-        """Renew the session's record in Redis, at most every few seconds."""
-        now = time.monotonic()
-        if now - self._touched.get(session_id, -math.inf) < TOUCH_EVERY_S:
-            return
-        self._touched[session_id] = now
-        self._spawn(quietly(cluster.sessions.touch(session_id)))
-
-    async def _announce(
-        self,
-        session_id: str,
-        state: _LegacySession,
-        principal: object,
-        initialize: Envelope,
-    ) -> None:
-        """Record a session just opened here in the cluster (this instance
-        its home); closed again when that fails."""
-        assert self.cluster is not None
-        cluster = self.cluster
-        state.handler.key = session_key(session_id)
-        try:
-            await self._join(cluster)
-            await cluster.sessions.open(
-                session_id,
-                owner_digest(principal),
-                cluster.instance_id,
-                encode_alone(initialize),
-            )
-        except BaseException:
-            closed = self.sessions.close(session_id, principal)
-            if closed is not None:
-                self._end(closed, forget=False)
-            raise
-
-    async def _log_state(self, session_id: str, message: Envelope | Batch) -> None:
-        """Keep the messages of `message` that change the session's state
-        in its log, each alone (a batch's other requests must not run again
-        when the session is rebuilt)."""
-        assert self.cluster is not None
-        items = message.items if isinstance(message, Batch) else [message]
-        for item in items:
-            if isinstance(item, Envelope) and item.method in STATE_METHODS:
-                await self.cluster.sessions.log(session_id, encode_alone(item))
-
-    async def _rebuild(
-        self, cluster: Cluster, session_id: str, principal: object, log: list[bytes]
-    ) -> _LegacySession:
-        """The session `session_id`, claimed by this instance: a fresh
-        connection that replays its state log (the answers discarded)."""
-        mux = SessionMux()
-        handler = self.session.handler()
-        handler.key = session_key(session_id)
-        connection = Connection(mux, handler)
-        state = _LegacySession(mux, connection, handler, session_id=session_id)
-        context = contextvars.copy_context()
-        context.run(_principal.set, None)
-        state.task = self._spawn(connection.run(), context)
-        for entry in log:
-            await replay_state(mux, entry)
-        try:
-            self.sessions.adopt(session_id, state, principal)
-        except SessionLimitError:
-            self._end(state, forget=False)
-            await cluster.sessions.release(session_id, cluster.instance_id)
-            raise Refused(
-                HttpError(503, "Too many sessions; try again later"),
-                {"retry-after": "30"},
-            ) from None
-        logger.info("session %.8s... rebuilt on this instance", session_id)
-        return state
-
-    async def _forward_post(
-        self,
-        home: str,
-        session_id: str,
-        headers: HttpHeaders,
-        body: bytes,
-        message: Envelope | Batch,
-        receive: Any,
-        send: Any,
-        principal: object,
-    ) -> None:
-        """Serve a POST of a session another instance holds: hand it over
-        through that instance's inbox and relay the answer it stores. A
-        session that moved meanwhile is looked up again."""
-        assert self.cluster is not None
-        cluster = self.cluster
-        ids = _answer_ids(message)
-        extra = {SESSION_HEADER: session_id}
-        for _ in range(MOVES):
-            op = Op(
-                "post" if ids else "notify",
-                session_id,
-                body=body,
-                version=headers.get(PROTOCOL_VERSION_HEADER),
-                principal=portable_principal(principal),
-            )
-            if not ids:
-                await cluster.send(home, op)
-                replies = message.replies() if isinstance(message, Batch) else []
-                if replies:
-                    answer = b"[" + b",".join(replies) + b"]"
-                    await respond(send, 400, answer, "application/json", extra)
-                    return
-                await respond(send, 202, b"", None, extra)
-                return
-            op.stream = await cluster.events.create_stream(
-                session_id, writer=home, requests=ids
-            )
-            await cluster.send(home, op)
-            try:
-                await self._relay_answer(cluster, op.stream, ids, receive, send, extra)
-                return
-            except Moved:
-                found = await self._find(session_id, principal)
-            if not isinstance(found, str):
-                await self._post_legacy(
-                    headers, body, message, receive, send, principal
-                )
-                return
-            home = found
-        raise Refused(
-            HttpError(
-                503, "the session is moving; try again", ErrorCode.INTERNAL_ERROR
-            ),
-            RETRY,
-        )
-
-    async def _relay_answer(
-        self,
-        cluster: Cluster,
-        stream_id: str,
-        ids: frozenset[RequestId],
-        receive: Any,
-        send: Any,
-        extra: Mapping[str, str],
-    ) -> None:
-        """Answer a forwarded POST from its stored stream: JSON when its
-        first message completes it, else SSE with the stored event ids.
-
-        Raises:
-            Refused: the home refused it (the same answer as here).
-            Moved: the home left before serving it.
-        """
-        entries = self._tail(cluster, stream_id)
-        outcome: Refused | Moved | None = None
-        probe = ResponseStream(ids)  # only to tell when the answer is whole
-        try:
-            async with contextlib.aclosing(entries), anyio.create_task_group() as tasks:
-                tasks.start_soon(
-                    watch_disconnect, receive, do_nothing, tasks.cancel_scope
-                )
-                outcome = await relay_entries(
-                    entries, probe, send, extra, self.retry_ms
-                )
-                tasks.cancel_scope.cancel()
-        finally:
-            probe.end()
-        if outcome is not None:
-            raise outcome
-
-    def _tail(
-        self, cluster: Cluster, stream_id: str, after: str = "0-0"
-    ) -> AsyncGenerator[Tailed]:
-        return cluster.events.tail(
-            stream_id,
-            after,
-            alive_prefix=cluster.alive_prefix,
-            block_s=cluster.block_s,
-            abandoned=abandoned_reply,
-        )
-
-    async def _forward_get(
-        self,
-        home: str,
-        session_id: str,
-        headers: HttpHeaders,
-        receive: Any,
-        send: Any,
-    ) -> None:
-        """A GET of a session another instance holds: a resume is replayed
-        from the store, then followed; a new stream is opened by the home
-        (replacing its previous one) and relayed."""
-        assert self.cluster is not None
-        cluster = self.cluster
-        extra = {SESSION_HEADER: session_id}
-        last_event_id = headers.get(LAST_EVENT_ID_HEADER)
-        if last_event_id:
-            try:
-                replay = await cluster.events.replay(last_event_id, session_id)
-            except (UnknownEventError, EventsEvictedError) as error:
-                raise refuse(400, f"Cannot resume: {error}") from None
-            head = b"".join(sse_event(e.id, e.message) for e in replay.events)
-            after = resume_after(last_event_id, replay)
-            await self._relay_resumed(replay.stream, after, head, send, receive, extra)
-            return
-        stream_id = await cluster.events.create_stream(session_id, writer=home)
-        await cluster.send(home, Op("get", session_id, stream=stream_id))
-        await self._relay_resumed(stream_id, "0-0", b": open\n\n", send, receive, extra)
-
-    async def _relay_resumed(
-        self,
-        stream_id: str,
-        after: str,
-        head: bytes,
-        send: Any,
-        receive: Any,
-        extra: Mapping[str, str],
-    ) -> None:
-        """Send `head`, then the stream's entries after `after` as they
-        come, to its end marker or until the client leaves."""
-        assert self.cluster is not None
-        entries = self._tail(self.cluster, stream_id, after)
-        await start_sse(send, extra)
-        if head:
-            await send({"type": "http.response.body", "body": head, "more_body": True})
-        async with contextlib.aclosing(entries), anyio.create_task_group() as tasks:
-            tasks.start_soon(watch_disconnect, receive, do_nothing, tasks.cancel_scope)
-            async for entry in entries:
-                if entry.kind == END:
-                    break
-                if entry.kind == "m":
-                    body = sse_event(entry.id, entry.value)
-                elif entry.kind == "p" and after == "0-0":
-                    body = sse_event(entry.id, None, self.retry_ms)
-                else:
-                    continue
-                await send(
-                    {"type": "http.response.body", "body": body, "more_body": True}
-                )
-            tasks.cancel_scope.cancel()
-        await send({"type": "http.response.body", "body": b"", "more_body": False})
-
-    async def _delete_remote(
-        self, cluster: Cluster, session_id: str, principal: object
-    ) -> None:
-        """DELETE of a session this instance does not hold: its home (if
-        alive) is told, and its record goes at once."""
-        if not is_valid_session_id(session_id):
-            raise refuse(404, "Session not found (unknown or expired)")
-        await self._join(cluster)
-        route = await cluster.sessions.route(
-            session_id, owner_digest(principal), cluster.instance_id, claim=False
-        )
-        if route.kind == "unknown":
-            raise refuse(404, "Session not found (unknown or expired)")
-        await cluster.sessions.delete(session_id)
-        if route.kind != "remote":
-            await cluster.events.drop_owner(session_id)
-            return
-        # Wait for the home to end it, so that no instance serves it after.
-        stream_id = await cluster.events.create_stream(session_id, writer=route.home)
-        await cluster.send(route.home, Op("delete", session_id, stream=stream_id))
-        async with contextlib.aclosing(self._tail(cluster, stream_id)) as entries:
-            async for _ in entries:
-                pass
-
-    async def _serve_op(self, op: Op) -> None:
-        """Do what another instance asks of a session held here (the
-        inbox reader calls this, in order: feeding is done before it
-        returns, longer work in tasks)."""
-        assert self.cluster is not None
-        state = self.sessions.find(op.session)
-        if op.op == "delete":
-            if state is not None:
-                self.sessions.discard(op.session)
-                self._end(state)
-            if op.stream:
-                await self.cluster.events.end(op.stream)
-            return
-        if state is None or (self._leaving and op.op != "notify"):
-            await self._unplaced(op)
-            return
-        if op.op == "notify":
-            message = read_messages(op.body)
-            await self._log_state(op.session, message)
-            with contextlib.suppress(anyio.ClosedResourceError):
-                state.mux.feed(op.body, None)
-            for cancelled in cancelled_ids(message):
-                state.mux.cancelled(cancelled)
-        elif op.op == "get":
-            await self._open_forwarded_get(state, op)
-        elif op.op == "post":
-            try:
-                await self._serve_forwarded_post(state, op)
-            except Exception as error:  # its forwarder must not wait for ever
-                logger.exception("a forwarded POST could not be served")
-                record = RefusalRecord(
-                    500,
-                    f"the session's server failed: {error}",
-                    ErrorCode.INTERNAL_ERROR,
-                )
-                await self.cluster.events.end(op.stream, encode_record(record))
-
-    async def _unplaced(self, op: Op) -> None:
-        """An op for a session not held here (any more): a POST is told to
-        look again (this instance is leaving) or that the session is gone;
-        a GET stream just ends."""
-        assert self.cluster is not None
-        if op.op == "post" and op.stream:
-            if self._leaving:
-                record = RefusalRecord(
-                    503, "moved", ErrorCode.INTERNAL_ERROR, moved=True
-                )
-            else:
-                record = RefusalRecord(
-                    404, "Session not found (closed)", ErrorCode.INVALID_REQUEST
-                )
-            await self.cluster.events.end(op.stream, encode_record(record))
-        elif op.op == "get" and op.stream:
-            await self.cluster.events.end(op.stream)
-        else:
-            logger.info("a %s op for a session not held here was dropped", op.op)
-
-    async def _serve_forwarded_post(self, state: _LegacySession, op: Op) -> None:
-        """A POST another instance took for a session held here: checked as
-        a local one, fed to the session, its answer stored."""
-        assert self.cluster is not None
-        events = self.cluster.events
-        message = read_messages(op.body)
-        headers = HttpHeaders(
-            {} if op.version is None else {PROTOCOL_VERSION_HEADER: op.version}
-        )
-        version = protocol_version(
-            headers,
-            self.session.legacy_versions,
-            negotiated=state.handler.protocol_version,
-        )
-        refused: HttpError | None = None
-        reply_id: RequestId | None = None
-        ids = _answer_ids(message)
-        taken = state.mux.in_flight(ids)
-        if isinstance(version, HttpError):
-            refused = version
-        elif isinstance(message, Batch) and not state.connection.allow_batches:
-            refused = HttpError(
-                400, "batches are not supported by the negotiated protocol revision"
-            )
-        elif taken:
-            refused = HttpError(400, f"request id {taken[0]!r} is already in flight")
-            reply_id = taken[0]
-        if refused is not None:
-            record = RefusalRecord(
-                refused.status, refused.message, refused.code, reply_id
-            )
-            await events.end(op.stream, encode_record(record))
-            return
-        stream = ResponseStream(ids)
-        stream.principal = op.principal
-        stream.resumable = state.handler.protocol_version in PRIMING_VERSIONS
-        await self._log_state(op.session, message)
-        try:
-            state.mux.feed(op.body, stream)
-        except anyio.ClosedResourceError:
-            record = RefusalRecord(
-                404, "Session not found (closed)", ErrorCode.INVALID_REQUEST
-            )
-            await events.end(op.stream, encode_record(record))
-            return
-        for cancelled in cancelled_ids(message):
-            state.mux.cancelled(cancelled)
-        stored = self._stored_as(state, stream, op.stream)
-        task = self._spawn(self._answer_forwarded(state, stored))
-        self._answering.add(task)
-        task.add_done_callback(self._answering.discard)
-
-    async def _answer_forwarded(
-        self, state: _LegacySession, stored: StoredStream
-    ) -> None:
-        """Store the answer of a forwarded POST: its first message alone
-        when it completes it (the forwarder answers JSON), else after a
-        priming event (2025-11-25, once it lingers), to its end."""
-        first: bytes | Unread | None = UNREAD
-        pumping = False
-        try:
-            if state.handler.protocol_version in PRIMING_VERSIONS:
-                with anyio.move_on_after(PRIME_AFTER_S):
-                    first = await next_message(stored.source)
-                if first == RELEASE:
-                    first = UNREAD
-                if not isinstance(first, bytes) or not stored.source.completed_by(
-                    first
-                ):
-                    await stored.prime()
-            pumping = True
-            await self._pump(state, stored, first if isinstance(first, bytes) else None)
-        finally:
-            if not pumping:  # cancelled first: `_pump` would have done this
-                self._live.pop(stored.id, None)
-                state.mux.forget(stored.source)
-                await self._end_stream(stored)
-
-    async def _open_forwarded_get(self, state: _LegacySession, op: Op) -> None:
-        """The standalone stream opened through another instance: stored
-        into `op.stream`, replacing the previous one."""
-        current = state.standalone
-        if current is not None:
-            current.source.close()  # its pump stores what is queued, then ends
-        stream = ResponseStream()
-        state.mux.open_standalone(stream)
-        stored = self._stored_as(state, stream, op.stream)
-        state.standalone = stored
-        if state.handler.protocol_version in PRIMING_VERSIONS:
-            await stored.prime()
-        self._spawn(self._pump(state, stored))
-
-    async def _end_stream(self, stored: StoredStream) -> None:
-        """Mark a stored stream ended, answering with -32603 the requests
-        it still owed (their handlers did not finish)."""
-        assert self.cluster is not None
-        owed = [abandoned_reply(i) for i in sorted(stored.source.unanswered, key=repr)]
-        try:
-            await self.cluster.events.end(stored.id, messages=owed)
-        except Exception as error:  # readers then see the writer die
-            logger.warning("could not end stream %.8s...: %s", stored.id, error)
-
-    async def _leave(self, cluster: Cluster) -> None:
-        """Graceful shutdown in a cluster: release every session held here
-        (the next request rebuilds it elsewhere), send back the ops still in
-        the inbox (a POST's forwarder looks again), and let the requests in
-        flight finish, up to `CLOSE_TIMEOUT_S`, their answers stored."""
-        if not cluster.started or cluster.closed:
-            return
-        self._leaving = True
-        for session_id in self.sessions.ids():
-            try:
-                await cluster.sessions.release(session_id, cluster.instance_id)
-            except Exception as error:
-                logger.warning(
-                    "could not release session %.8s...: %s", session_id, error
-                )
-        try:
-            ops = await cluster.stop_reading()
-        except Exception as error:
-            logger.warning("could not read the inbox: %s", error)
-            ops = []
-        for op in ops:
-            try:
-                await self._serve_op(op)
-            except Exception as error:
-                logger.warning("a %s op left unserved: %s", op.op, error)
-        if self._answering:
-            await asyncio.wait(set(self._answering), timeout=CLOSE_TIMEOUT_S)
-
-
-def _initialize(message: Envelope | Batch) -> Envelope | None:
-    """`message` when it is an `initialize` (request or not)."""
-    if isinstance(message, Envelope) and message.method == INITIALIZE:
-        return message
-    return None
-
-
-def _answer_ids(message: Envelope | Batch) -> frozenset[RequestId]:
-    """The ids the answer to a POST carries (those of its requests)."""
-    if isinstance(message, Batch):
-        return message.request_ids
-    found = request_id(message)
-    return frozenset() if found is None else frozenset({found})
 
 
 def http_app(

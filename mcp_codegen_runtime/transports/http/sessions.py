@@ -45,6 +45,15 @@ from mcp_codegen_runtime.protocol.request_state import principal_binding
 from ...errors import McpError
 
 if TYPE_CHECKING:
+    import asyncio
+
+    from mcp_codegen_runtime.jsonrpc.connection import Connection
+    from mcp_codegen_runtime.protocol.session import ServerConnection
+
+    from .mux import SessionMux
+    from .resumable import StoredStream
+
+if TYPE_CHECKING:
     from collections.abc import Callable, Generator
 
 __all__ = [
@@ -333,3 +342,16 @@ class SessionRegistry(Generic[T]):
     def _touch(self, session_id: str, entry: _Entry[T], now: float) -> None:
         entry.last_used = max(entry.last_used, now)
         self._entries.move_to_end(session_id)
+
+
+@dataclass
+class LegacySession:
+    """A legacy session served by this instance: its mux, connection and task."""
+
+    mux: SessionMux
+    connection: Connection
+    handler: ServerConnection
+    task: asyncio.Task[None] | None = None
+    session_id: str = ""
+    standalone: StoredStream | None = None
+    """The GET stream, when streams are resumable (attached or not)."""

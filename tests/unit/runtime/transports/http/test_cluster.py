@@ -24,7 +24,7 @@ from benchmarks.redis_server import RedisServer
 from mcp_codegen_runtime.app import App, Context
 from mcp_codegen_runtime.transports.http import SSEParser
 from mcp_codegen_runtime.transports.http.cluster import Cluster
-from mcp_codegen_runtime.transports.http.forwarding import ABANDONED
+from mcp_codegen_runtime.transports.http.relay import ABANDONED
 from mcp_codegen_runtime.transports.http.server import McpHttpApp
 from tests.unit.runtime.transports.http.test_server import (
     BASE,
