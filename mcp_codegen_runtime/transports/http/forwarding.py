@@ -1,8 +1,43 @@
-"""Serving legacy sessions across a cluster's instances (see "Several
-instances" in `server`): `ClusterMember`, the part of `McpHttpApp` that
-finds a session's home, forwards ops to it and relays what it stores, serves
-the ops of this instance's inbox, rebuilds a session from its log, and hands
-sessions over when leaving. (The pieces it sends and stores: `relay`.)
+"""Serving legacy sessions across a cluster's instances: `ClusterMember`,
+the part of `McpHttpApp` that finds a session's home, forwards ops to it
+and relays what it stores, serves the ops of this instance's inbox, rebuilds
+a session from its log, and hands sessions over when leaving. (The pieces
+it sends and stores: `relay`.)
+
+Several instances (`cluster=Cluster(...)`, all on one Redis; see
+`cluster.py` for the keys): a legacy session lives on one instance, its home
+(the one that answered its `initialize`); its record in Redis names its
+owner (a digest of the principal binding) and home, and logs the messages
+that change its state (`initialize`, `notifications/initialized`,
+`logging/setLevel`, `resources/(un)subscribe`, each alone). An instance
+taking a request of a session it does not hold looks it up (404 as `legacy`
+says for an unknown one or another principal's) and:
+
+- home alive: forwards it through the home's inbox and relays what the
+  home stores in the shared `RedisEventStore`: a POST's answer (JSON when
+  its first message completes it, else SSE with the stored event ids), or
+  the home's refusal as the same HTTP answer; 202 for notifications and
+  responses (cancellations, answers to the server's requests, which resolve
+  at the home); a GET opens the home's standalone stream (replacing the
+  previous one); a DELETE waits for the home to end the session;
+- no live home (dead, or released by a graceful shutdown): claims it
+  (compare-and-set) and rebuilds it by replaying its log through a fresh
+  connection (answers discarded; the connection's key, owner of its
+  anonymous tasks, derives from the session id), then serves it.
+
+A GET with `Last-Event-ID` of a stream no local task is storing replays it,
+then follows it live to its end. A follower never hangs: a stream whose
+writer instance died before ending it is ended, once, with -32603 for each
+request it still owed ("send it again"). Graceful shutdown (`aclose`)
+releases the sessions, hands the inbox's unserved POSTs back (their
+forwarders look again), lets requests in flight finish for up to
+`CLOSE_TIMEOUT_S` (their answers stored: clients resume elsewhere) and ends
+the GET streams. A SIGKILL loses the work in flight on that instance (its
+requests are answered -32603 by whoever follows their streams, within a
+lease and a half), the server's pending requests to clients, and
+whatever session state is not in the log. A Redis that cannot be reached
+makes a request that needs it 503 with a JSON-RPC error (-32603) and
+`Retry-After`; sessions held locally go on serving what needs no Redis.
 """
 
 from __future__ import annotations

@@ -3,6 +3,30 @@
 answering as JSON or SSE, storing resumable streams), the standalone GET
 stream, resuming with `Last-Event-ID`, and DELETE; a session held by another
 instance of a cluster is handed to `ClusterMember`.
+
+A POST: `initialize` creates a session (its id in `Mcp-Session-Id`); later
+requests must carry that id (400 without, 404 for an unknown or expired one)
+and a supported `MCP-Protocol-Version` (absent: the negotiated one); the id of
+a request still in flight in the session cannot be reused (400, -32600 with
+that id), even once its POST is gone; a malformed response still reaches the
+session, failing the request of the server's it answers. Each session is one
+`Connection` over a `SessionMux`; a POST of only notifications or responses
+gets 202. A client that goes away ends its POST's answer but not the request
+(legacy disconnection is not cancellation); a session ended while a POST waits
+answers it 404. A GET opens the session's standalone SSE stream (405 with
+`Allow` for a server without legacy revisions; 409 for a second one); it ends,
+complete, when the session does. A DELETE ends the session.
+
+A legacy session belongs to the principal that opened it (what `authenticate`
+returned, compared with ==; None for all without the hook): to any other its
+id is unknown (404, as the spec's advice to key sessions by user implies, and
+telling nothing of its existence). Sessions expire after `idle_timeout_s`
+unused; at most `max_sessions` live at once (503 beyond), and
+`max_sessions_per_principal` per principal: at its cap, a principal's least
+recently used session without a request in flight is ended to make room (503
+when all are busy), so a client flooding `initialize` only evicts its own.
+With `resumable` (the default), SSE events carry ids kept in the event
+store, and a GET with `Last-Event-ID` replays what followed them.
 """
 
 from __future__ import annotations

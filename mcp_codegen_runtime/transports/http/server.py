@@ -17,73 +17,16 @@ What happens to a request, in order:
    usable), and never runs; params that cannot be decoded reach the handler
    (-32602). In a batch the invalid items are answered among the others.
 2. POST with a 2026 request (its params carry the `_meta` protocol version):
-   stateless. The standard headers must match the body (400, -32020); the
-   request is served on its own response (`serve_request`), as JSON, or as an
-   SSE stream once the handler sends a notification before its result; a
-   client that goes away cancels it. An error answered as JSON gets the
-   status the spec gives its code (`MODERN_ERROR_STATUS`: 404 for -32601, 400
-   for invalid params, a missing capability or version), else 200; a
-   notification gets 202.
-3. POST otherwise: a legacy (2025) session. `initialize` creates one (its id
-   in `Mcp-Session-Id`); later requests must carry that id (400 without, 404
-   for an unknown or expired one) and a supported `MCP-Protocol-Version`
-   (absent: the negotiated one); the id of a request still in flight in the
-   session cannot be reused (400, -32600 with that id), even once its POST
-   is gone; a malformed response still reaches the session, failing the
-   request of the server's it answers. Each session is one `Connection` over
-   a `SessionMux`; a POST of only notifications or responses gets 202. A
-   client that goes away ends its POST's answer but not the request (legacy
-   disconnection is not cancellation); a session ended while a POST waits
-   answers it 404.
-4. GET opens the session's standalone SSE stream (405 with `Allow` for a
-   server without legacy revisions; 409 for a second one); it ends, complete,
-   when the session does. DELETE ends the session.
+   stateless, served on its own response (`stateless.py`).
+3. POST otherwise: a legacy (2025) session (`legacy.py`), or, with
+   `stateless=True`, a legacy request standing alone (`stateless.py`).
+4. GET opens a legacy session's standalone SSE stream; DELETE ends the
+   session (`legacy.py`).
 
-A legacy session belongs to the principal that opened it (what `authenticate`
-returned, compared with ==; None for all without the hook): to any other its
-id is unknown (404, as the spec's advice to key sessions by user implies, and
-telling nothing of its existence). Sessions expire after `idle_timeout_s`
-unused; at most `max_sessions` live at once (503 beyond), and
-`max_sessions_per_principal` per principal: at its cap, a principal's least
-recently used session without a request in flight is ended to make room (503
-when all are busy), so a client flooding `initialize` only evicts its own.
-Resumability (`Last-Event-ID`) is not offered: streams carry no event ids,
-which the specification allows.
-
-Several instances (`cluster=Cluster(...)`, all on one Redis; see
-`cluster.py` for the keys): a legacy session lives on one instance, its home
-(the one that answered its `initialize`); its record in Redis names its
-owner (a digest of the principal binding) and home, and logs the messages
-that change its state (`initialize`, `notifications/initialized`,
-`logging/setLevel`, `resources/(un)subscribe`, each alone). An instance
-taking a request of a session it does not hold looks it up (404 as above
-for an unknown one or another principal's) and:
-
-- home alive: forwards it through the home's inbox and relays what the
-  home stores in the shared `RedisEventStore`: a POST's answer (JSON when
-  its first message completes it, else SSE with the stored event ids), or
-  the home's refusal as the same HTTP answer; 202 for notifications and
-  responses (cancellations, answers to the server's requests, which resolve
-  at the home); a GET opens the home's standalone stream (replacing the
-  previous one); a DELETE waits for the home to end the session;
-- no live home (dead, or released by a graceful shutdown): claims it
-  (compare-and-set) and rebuilds it by replaying its log through a fresh
-  connection (answers discarded; the connection's key, owner of its
-  anonymous tasks, derives from the session id), then serves it.
-
-A GET with `Last-Event-ID` of a stream no local task is storing replays it,
-then follows it live to its end. A follower never hangs: a stream whose
-writer instance died before ending it is ended, once, with -32603 for each
-request it still owed ("send it again"). Graceful shutdown (`aclose`)
-releases the sessions, hands the inbox's unserved POSTs back (their
-forwarders look again), lets requests in flight finish for up to
-`CLOSE_TIMEOUT_S` (their answers stored: clients resume elsewhere) and ends
-the GET streams. A SIGKILL loses the work in flight on that instance (its
-requests are answered -32603 by whoever follows their streams, within a
-lease and a half), the server's pending requests to clients, and
-whatever session state is not in the log. A Redis that cannot be reached
-makes a request that needs it 503 with a JSON-RPC error (-32603) and
-`Retry-After`; sessions held locally go on serving what needs no Redis.
+Answers, JSON or SSE, are written by `answers.py`. With several instances
+(`cluster=Cluster(...)`), a legacy session held by another instance is
+served through it (`forwarding.py`, the pieces it stores in `relay.py`, the
+Redis keys in `cluster.py`).
 
 One switch for all of it: `http_app(..., redis=URL)` or `serve_http` (or
 `$MCP_REDIS_URL`; see `redis_parts` and `protocol.redis_switch`) makes the
@@ -259,9 +202,9 @@ class McpHttpApp(LegacySessions):
         health_path: answered 200 `{"status":"ok"}` to GET or HEAD, before
             any guard or authentication (None: no health endpoint).
         cluster: serve legacy sessions with the other instances of this
-            `Cluster` (same Redis): see "Several instances" in the module
-            docstring. Its `events` is then the event store (always
-            resumable), and `aclose` leaves the cluster and closes it.
+            `Cluster` (same Redis): see `forwarding`. Its `events` is then
+            the event store (always resumable), and `aclose` leaves the
+            cluster and closes it.
     """
 
     def __init__(

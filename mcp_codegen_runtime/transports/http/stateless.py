@@ -2,6 +2,15 @@
 served alone by a connection of its own) and the 2026 path (the session's
 modern handler, the `_meta` envelope and `Mcp-*` headers checked first).
 Both answer on the request's own stream, through `StreamPeer`.
+
+The 2026 path (a POST whose params carry the `_meta` protocol version), in
+detail: the standard headers must match the body (400, -32020); the
+request is served on its own response (`serve_request`), as JSON, or as an
+SSE stream once the handler sends a notification before its result; a
+client that goes away cancels it. An error answered as JSON gets the
+status the spec gives its code (`MODERN_ERROR_STATUS`: 404 for -32601, 400
+for invalid params, a missing capability or version), else 200; a
+notification gets 202.
 """
 
 from __future__ import annotations
