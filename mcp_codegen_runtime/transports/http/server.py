@@ -198,7 +198,7 @@ class McpHttpApp(LegacySessions):
         retry_ms: the reconnection delay the priming events tell clients
             (None: leave it to them).
         stateless: serve legacy revisions without sessions: each POST stands
-            alone (see the module docstring).
+            alone (see `stateless`).
         health_path: answered 200 `{"status":"ok"}` to GET or HEAD, before
             any guard or authentication (None: no health endpoint).
         cluster: serve legacy sessions with the other instances of this
