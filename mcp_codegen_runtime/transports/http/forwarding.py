@@ -569,7 +569,11 @@ class ClusterMember:
             reply_id = taken[0]
         if refused is not None:
             record = RefusalRecord(
-                refused.status, refused.message, refused.code, reply_id
+                refused.status,
+                refused.message,
+                refused.code,
+                reply_id,
+                data=refused.data,
             )
             await events.end(op.stream, encode_record(record))
             return

@@ -89,6 +89,8 @@ class RefusalRecord(msgspec.Struct, omit_defaults=True, array_like=True):
     code: int
     reply_id: int | str | None = None
     moved: bool = False
+    data: Any = None
+    """The JSON-RPC error's `data` (None: no data member)."""
 
 
 encode_record = msgspec.json.Encoder().encode
@@ -100,7 +102,8 @@ def _outcome(value: bytes) -> Refused | Moved:
     if record.moved:
         return Moved()
     return Refused(
-        HttpError(record.status, record.message, record.code), reply_id=record.reply_id
+        HttpError(record.status, record.message, record.code, record.data),
+        reply_id=record.reply_id,
     )
 
 

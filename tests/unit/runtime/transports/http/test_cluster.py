@@ -306,6 +306,14 @@ async def test_a_refusal_of_the_home_is_the_same_answer_through_another_instance
                 {**headers, "mcp-protocol-version": "1999-01-01"},
             )
             assert bad.status_code == 400
+            local = await post(
+                client,
+                a.url,
+                call(8, "where"),
+                {**headers, "mcp-protocol-version": "1999-01-01"},
+            )
+            assert bad.json() == local.json()
+            assert error_of(bad)["data"]["requested"] == "1999-01-01"
             gates.release.set()
             await blocked.aread()
 
