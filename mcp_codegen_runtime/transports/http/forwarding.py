@@ -57,6 +57,7 @@ from mcp_codegen_runtime.jsonrpc.envelope import (
     Envelope,
     RequestId,
 )
+from mcp_codegen_runtime.protocol.request_state import principal_digest
 from mcp_codegen_runtime.stores.events import (
     EventsEvictedError,
     UnknownEventError,
@@ -104,7 +105,6 @@ from .relay import (
     do_nothing,
     encode_alone,
     encode_record,
-    owner_digest,
     portable_principal,
     quietly,
     relay_entries,
@@ -215,7 +215,7 @@ class ClusterMember:
                     return state
                 await self._join(cluster)
                 route = await cluster.sessions.route(
-                    session_id, owner_digest(principal), cluster.instance_id
+                    session_id, principal_digest(principal), cluster.instance_id
                 )
                 if route.kind == "unknown":
                     raise unknown
@@ -250,7 +250,7 @@ class ClusterMember:
             await self._join(cluster)
             await cluster.sessions.open(
                 session_id,
-                owner_digest(principal),
+                principal_digest(principal),
                 cluster.instance_id,
                 encode_alone(initialize),
             )
@@ -468,7 +468,7 @@ class ClusterMember:
             raise refuse(404, "Session not found (unknown or expired)")
         await self._join(cluster)
         route = await cluster.sessions.route(
-            session_id, owner_digest(principal), cluster.instance_id, claim=False
+            session_id, principal_digest(principal), cluster.instance_id, claim=False
         )
         if route.kind == "unknown":
             raise refuse(404, "Session not found (unknown or expired)")

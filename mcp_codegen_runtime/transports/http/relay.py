@@ -22,10 +22,7 @@ from mcp_codegen_runtime.jsonrpc.envelope import (
     RequestId,
     error_reply,
 )
-from mcp_codegen_runtime.protocol.request_state import (
-    principal_binding,
-    principal_digest,
-)
+from mcp_codegen_runtime.protocol.request_state import principal_binding
 from mcp_codegen_runtime.stores.events import parse_event_id
 from mcp_codegen_runtime.stores.redis_events import END, REFUSAL
 
@@ -157,10 +154,6 @@ async def quietly(work: Awaitable[object]) -> None:
         await work
     except Exception as error:
         logger.warning("cluster upkeep failed: %s", error)
-
-
-def owner_digest(principal: object) -> bytes:
-    return principal_digest(principal)
 
 
 def portable_principal(principal: object) -> Any:
