@@ -474,7 +474,7 @@ def http_app(
     *,
     path: str = "/mcp",
     policy: SecurityPolicy | None = None,
-    legacy_sse: bool = True,
+    legacy_sse: bool | None = None,
     redis: str | FromEnv | None = FROM_ENV,
     redis_prefix: str = REDIS_PREFIX,
     **options: Any,
@@ -491,10 +491,24 @@ def http_app(
     this one instance of several on that Redis: the session shares its keys
     and tasks (`protocol.redis_switch.share_redis`) and legacy sessions and
     their streams are served by any instance (a `Cluster`; see
-    `redis_parts`); keys under `redis_prefix`."""
+    `redis_parts`); keys under `redis_prefix`.
+
+    `legacy_sse` None (the default) mounts HTTP+SSE unless the app is one
+    instance of a cluster: an HTTP+SSE session lives on the instance whose
+    `/sse` stream opened it and cannot move, so its POSTs landing on another
+    instance would fail. `legacy_sse=True` with a cluster is refused
+    (`ValueError`)."""
     url = resolve_redis_url(redis)
     if url is not None:
         options.update(redis_parts(session, url, redis_prefix, options))
+    clustered = options.get("cluster") is not None
+    if legacy_sse and clustered:
+        raise ValueError(
+            "legacy_sse=True cannot serve a cluster: HTTP+SSE (2024-11-05) "
+            "sessions live on one instance and cannot move between instances"
+        )
+    if legacy_sse is None:
+        legacy_sse = not clustered
     guards = policy or SecurityPolicy.for_bind("127.0.0.1", 0)
     app: Any = McpHttpApp(session, path=path, policy=guards, **options)
     auth: HttpAuth | None = options.get("auth")
@@ -534,7 +548,7 @@ def serve_http(
     port: int = 8000,
     path: str = "/mcp",
     log_level: str = "warning",
-    legacy_sse: bool = True,
+    legacy_sse: bool | None = None,
     shutdown_timeout_s: float | None = DEFAULT_SHUTDOWN_TIMEOUT_S,
     redis: str | FromEnv | None = FROM_ENV,
     redis_prefix: str = REDIS_PREFIX,
