@@ -222,5 +222,5 @@ def test_a_cluster_leaves_out_http_sse_and_refuses_it_when_asked() -> None:
     clustered = http_app(echo_session(), redis="redis://127.0.0.1:1/0")
     assert isinstance(clustered, McpHttpApp)
     assert clustered.cluster is not None
-    with pytest.raises(ValueError, match="HTTP\\+SSE .* cannot move"):
+    with pytest.raises(ValueError, match=r"HTTP\+SSE .* cannot move"):
         http_app(echo_session(), redis="redis://127.0.0.1:1/0", legacy_sse=True)
