@@ -44,7 +44,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import contextvars
 import logging
 import math
 import time
@@ -52,7 +51,6 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 
-from mcp_codegen_runtime.jsonrpc.connection import Connection
 from mcp_codegen_runtime.jsonrpc.envelope import (
     Envelope,
     RequestId,
@@ -76,7 +74,6 @@ from .answers import (
     watch_disconnect,
 )
 from .asgi import respond, start_sse
-from .auth import request_principal
 from .cluster import Op
 from .headers import (
     LAST_EVENT_ID_HEADER,
@@ -92,7 +89,7 @@ from .messages import (
     cancelled_ids,
     read_messages,
 )
-from .mux import RELEASE, ResponseStream, SessionMux
+from .mux import RELEASE, ResponseStream
 from .relay import (
     CLOSE_TIMEOUT_S,
     MOVES,
@@ -121,6 +118,7 @@ from .sessions import (
 )
 
 if TYPE_CHECKING:
+    import contextvars
     from collections.abc import (
         AsyncGenerator,
         Coroutine,
@@ -156,6 +154,10 @@ class ClusterMember:
     if TYPE_CHECKING:  # the legacy session's side, defined by the app
 
         def _end(self, state: LegacySession, *, forget: bool = True) -> None: ...
+
+        def _new_session(self, session_id: str = "") -> LegacySession: ...
+
+        def _start_session(self, state: LegacySession) -> None: ...
 
         def _spawn(
             self,
@@ -275,16 +277,11 @@ class ClusterMember:
     ) -> LegacySession:
         """The session `session_id`, claimed by this instance: a fresh
         connection that replays its state log (the answers discarded)."""
-        mux = SessionMux()
-        handler = self.session.handler()
-        handler.key = session_key(session_id)
-        connection = Connection(mux, handler)
-        state = LegacySession(mux, connection, handler, session_id=session_id)
-        context = contextvars.copy_context()
-        context.run(request_principal.set, None)
-        state.task = self._spawn(connection.run(), context)
+        state = self._new_session(session_id)
+        state.handler.key = session_key(session_id)
+        self._start_session(state)
         for entry in log:
-            await replay_state(mux, entry)
+            await replay_state(state.mux, entry)
         try:
             self.sessions.adopt(session_id, state, principal)
         except SessionLimitError:
@@ -655,6 +652,11 @@ class ClusterMember:
             return
         self._leaving = True
         for session_id in self.sessions.ids():
+            state = self.sessions.find(session_id)
+            if state is not None:  # their answers will reach the next home
+                state.connection.fail_pending(
+                    "the session moved to another server instance"
+                )
             try:
                 await cluster.sessions.release(session_id, cluster.instance_id)
             except Exception as error:

@@ -578,3 +578,57 @@ async def test_a_post_left_in_the_inbox_of_a_leaving_home_moves_with_its_session
         moved = await posting
         assert text_of(moved.json()) == "b"
         assert b.http.sessions.find(session_id) is not None
+
+
+async def test_a_rebuilt_session_never_reuses_the_old_home_request_ids(
+    redis_server: RedisServer, redis_prefix: str, client: httpx.AsyncClient
+) -> None:
+    """A stale answer to the dead home's request must not resolve the new
+    home's: the two ask with different ids."""
+    async with instances(redis_server, redis_prefix, Gates(), 2) as (a, b):
+        session_id = await open_on(client, a.url, roots={})
+        headers = {**BASE, **session_headers(session_id)}
+        async with client.stream(
+            "POST", a.url, json=call(1, "roots"), headers=headers
+        ) as first:
+            _, asked_a = await Events(first).message()
+            kill(a)
+            await expire(redis_server, a)
+            async with client.stream(
+                "POST", b.url, json=call(2, "roots"), headers=headers
+            ) as second:
+                events = Events(second)
+                _, asked_b = await events.message()
+                assert asked_a["id"] != asked_b["id"]
+                for asked in (asked_a, asked_b):
+                    assert 0 < asked["id"] < 2**53
+                answer = {
+                    "jsonrpc": "2.0",
+                    "id": asked_b["id"],
+                    "result": {"roots": [{"uri": "file:///b"}]},
+                }
+                stale = {**answer, "id": asked_a["id"]}
+                stale["result"] = {"roots": [{"uri": "file:///a"}]}
+                for body in (stale, answer):
+                    accepted = await client.post(b.url, json=body, headers=headers)
+                    assert accepted.status_code == 202
+                _, result = await events.message()
+                assert text_of(result) == "b: file:///b"
+
+
+async def test_a_leaving_home_fails_its_requests_to_the_client(
+    redis_server: RedisServer, redis_prefix: str, client: httpx.AsyncClient
+) -> None:
+    """Their answers would reach the next home: the tool sees the failure."""
+    async with instances(redis_server, redis_prefix, Gates(), 2) as (a, _):
+        session_id = await open_on(client, a.url, roots={})
+        headers = {**BASE, **session_headers(session_id)}
+        async with client.stream(
+            "POST", a.url, json=call(1, "roots"), headers=headers
+        ) as response:
+            events = Events(response)
+            _, asked = await events.message()
+            assert asked["method"] == "roots/list"
+            await a.http.aclose()
+            _, result = await events.message()
+            assert "moved to another server instance" in json.dumps(result)
