@@ -1,15 +1,16 @@
 """Serving legacy sessions across a cluster's instances: `ClusterMember`,
 the part of `McpHttpApp` that finds a session's home, forwards ops to it
 and relays what it stores, serves the ops of this instance's inbox, rebuilds
-a session from its log, and hands sessions over when leaving. (The pieces
+a session from its recorded state, and hands sessions over when leaving. (The pieces
 it sends and stores: `relay`.)
 
 Several instances (`cluster=Cluster(...)`, all on one Redis; see
 `cluster.py` for the keys): a legacy session lives on one instance, its home
 (the one that answered its `initialize`); its record in Redis names its
-owner (a digest of the principal binding) and home, and logs the messages
-that change its state (`initialize`, `notifications/initialized`,
-`logging/setLevel`, `resources/(un)subscribe`, each alone). An instance
+owner (a digest of the principal binding) and home, and keeps the effect
+of the messages that changed its state once they succeeded (its
+`initialize`, `notifications/initialized`, the last `logging/setLevel`, the
+subscribed URIs; `RedisSessions`). An instance
 taking a request of a session it does not hold looks it up (404 as `legacy`
 says for an unknown one or another principal's) and:
 
@@ -21,7 +22,7 @@ says for an unknown one or another principal's) and:
   at the home); a GET opens the home's standalone stream (replacing the
   previous one); a DELETE waits for the home to end the session;
 - no live home (dead, or released by a graceful shutdown): claims it
-  (compare-and-set) and rebuilds it by replaying its log through a fresh
+  (compare-and-set) and rebuilds it by feeding that state to a fresh
   connection (answers discarded; the connection's key, owner of its
   anonymous tasks, derives from the session id), then serves it.
 
@@ -35,7 +36,7 @@ forwarders look again), lets requests in flight finish for up to
 the GET streams. A SIGKILL loses the work in flight on that instance (its
 requests are answered -32603 by whoever follows their streams, within a
 lease and a half), the server's pending requests to clients, and
-whatever session state is not in the log. A Redis that cannot be reached
+whatever session state is not recorded. A Redis that cannot be reached
 makes a request that needs it 503 with a JSON-RPC error (-32603) and
 `Retry-After`; sessions held locally go on serving what needs no Redis.
 """
@@ -51,10 +52,6 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 
-from mcp_codegen_runtime.jsonrpc.envelope import (
-    Envelope,
-    RequestId,
-)
 from mcp_codegen_runtime.protocol.request_state import principal_digest
 from mcp_codegen_runtime.stores.events import (
     EventsEvictedError,
@@ -94,12 +91,12 @@ from .relay import (
     CLOSE_TIMEOUT_S,
     MOVES,
     RETRY,
-    STATE_METHODS,
     TOUCH_EVERY_S,
     Moved,
     RefusalRecord,
     abandoned_reply,
     do_nothing,
+    effect_of,
     encode_alone,
     encode_record,
     portable_principal,
@@ -108,6 +105,7 @@ from .relay import (
     replay_state,
     resume_after,
     session_key,
+    state_messages,
 )
 from .resumable import StoredStream, sse_event
 from .sessions import (
@@ -125,8 +123,13 @@ if TYPE_CHECKING:
         Mapping,
     )
 
+    from mcp_codegen_runtime.jsonrpc.envelope import (
+        Envelope,
+        RequestId,
+    )
     from mcp_codegen_runtime.protocol.session import ServerSession
     from mcp_codegen_runtime.stores.redis_events import Tailed
+    from mcp_codegen_runtime.stores.redis_sessions import SessionState
 
     from .cluster import Cluster
 
@@ -137,7 +140,7 @@ logger = logging.getLogger(__name__)
 class ClusterMember:
     """The cluster side of `McpHttpApp` (one of its bases): finding a legacy
     session's home, forwarding ops to it and relaying what it stores, serving
-    the ops of this instance's inbox, rebuilding a session from its log, and
+    the ops of this instance's inbox, rebuilding a session from its recorded state, and
     handing sessions over when leaving."""
 
     # The app's state these methods share (set by `McpHttpApp.__init__`).
@@ -190,7 +193,7 @@ class ClusterMember:
     async def _find(self, session_id: str, principal: object) -> LegacySession | str:
         """The session `session_id` of `principal`: the local one, or, in a
         cluster, the id of the live instance serving it, else the session
-        rebuilt here from its state log (this instance claimed it).
+        rebuilt here from its recorded state (this instance claimed it).
 
         Raises:
             Refused: 404, the session is unknown to `principal`.
@@ -223,7 +226,7 @@ class ClusterMember:
                     raise unknown
                 if route.kind == "remote":
                     return route.home
-                return await self._rebuild(cluster, session_id, principal, route.log)
+                return await self._rebuild(cluster, session_id, principal, route.state)
         finally:
             if not lock.locked():
                 self._locating.pop(session_id, None)
@@ -248,6 +251,7 @@ class ClusterMember:
         assert self.cluster is not None
         cluster = self.cluster
         state.handler.key = session_key(session_id)
+        self._record_effects(state)
         try:
             await self._join(cluster)
             await cluster.sessions.open(
@@ -262,26 +266,36 @@ class ClusterMember:
                 self._end(closed, forget=False)
             raise
 
-    async def _log_state(self, session_id: str, message: Envelope | Batch) -> None:
-        """Keep the messages of `message` that change the session's state
-        in its log, each alone (a batch's other requests must not run again
-        when the session is rebuilt)."""
+    def _record_effects(self, state: LegacySession) -> None:
+        """Keep in the session's record, once each succeeded, the effect of
+        the messages that change its lasting state: what another instance
+        needs to rebuild it."""
         assert self.cluster is not None
-        items = message.items if isinstance(message, Batch) else [message]
-        for item in items:
-            if isinstance(item, Envelope) and item.method in STATE_METHODS:
-                await self.cluster.sessions.log(session_id, encode_alone(item))
+        sessions = self.cluster.sessions
+        session_id = state.session_id
+
+        async def record(method: str, params: bytes | None) -> None:
+            change, value = effect_of(method, params)
+            await sessions.record(session_id, change, value)
+
+        state.handler.on_effect = record
 
     async def _rebuild(
-        self, cluster: Cluster, session_id: str, principal: object, log: list[bytes]
+        self,
+        cluster: Cluster,
+        session_id: str,
+        principal: object,
+        recorded: SessionState,
     ) -> LegacySession:
         """The session `session_id`, claimed by this instance: a fresh
-        connection that replays its state log (the answers discarded)."""
+        connection fed the messages that rebuild its recorded state (the
+        answers discarded)."""
         state = self._new_session(session_id)
         state.handler.key = session_key(session_id)
         self._start_session(state)
-        for entry in log:
+        for entry in state_messages(recorded):
             await replay_state(state.mux, entry)
+        self._record_effects(state)
         try:
             self.sessions.adopt(session_id, state, principal)
         except SessionLimitError:
@@ -498,7 +512,6 @@ class ClusterMember:
             return
         if op.op == "notify":
             message = read_messages(op.body)
-            await self._log_state(op.session, message)
             with contextlib.suppress(anyio.ClosedResourceError):
                 state.mux.feed(op.body, None)
             for cancelled in cancelled_ids(message):
@@ -577,7 +590,6 @@ class ClusterMember:
         stream = ResponseStream(ids)
         stream.principal = op.principal
         stream.resumable = state.handler.protocol_version in PRIMING_VERSIONS
-        await self._log_state(op.session, message)
         try:
             state.mux.feed(op.body, stream)
         except anyio.ClosedResourceError:

@@ -193,8 +193,6 @@ class LegacySessions(ClusterMember):
                 self.event_store is not None
                 and state.handler.protocol_version in PRIMING_VERSIONS
             )
-        if self.cluster is not None and initialize is None:
-            await self._log_state(session_id, message)
         try:
             state.mux.feed(body, stream)
         except anyio.ClosedResourceError:

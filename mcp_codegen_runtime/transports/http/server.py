@@ -235,8 +235,10 @@ class McpHttpApp(LegacySessions):
             if event_store is not None and event_store is not cluster.events:
                 raise ValueError("a cluster's event store is its own: cluster.events")
             resumable, event_store = True, cluster.events
-            if idle_timeout_s is not None:
-                cluster.sessions.ttl_ms = max(1, int(idle_timeout_s * 1000))
+            # No idle timeout: the record lives until the session ends.
+            cluster.sessions.ttl_ms = (
+                0 if idle_timeout_s is None else max(1, int(idle_timeout_s * 1000))
+            )
         self.cluster = cluster
         self.session = session
         self.path = path

@@ -632,3 +632,37 @@ async def test_a_leaving_home_fails_its_requests_to_the_client(
             await a.http.aclose()
             _, result = await events.message()
             assert "moved to another server instance" in json.dumps(result)
+
+
+async def test_a_session_record_keeps_the_effect_of_what_succeeded_not_a_history(
+    redis_server: RedisServer, redis_prefix: str, client: httpx.AsyncClient
+) -> None:
+    async with instances(redis_server, redis_prefix, Gates(), 2) as (a, b):
+        session_id = await open_on(client, a.url)
+        headers = session_headers(session_id)
+        for number, level in enumerate(["debug", "info", "error"] * 20):
+            url = b.url if number % 2 else a.url
+            params = {"level": level}
+            answered = await post(
+                client, url, rpc(number, "logging/setLevel", params), headers
+            )
+            assert answered.json()["result"] == {}
+        for number, method in enumerate(["resources/subscribe"] * 3, 100):
+            subscribe = rpc(number, method, {"uri": "mem://a"})
+            assert (await post(client, b.url, subscribe, headers)).json()[
+                "result"
+            ] == {}
+        failed = await post(
+            client, b.url, rpc(200, "logging/setLevel", {"level": "loud"}), headers
+        )
+        assert "error" in failed.json()
+        redis = await a.cluster.client()
+        record, subscriptions = a.cluster.sessions.keys(session_id)
+        assert (
+            await redis.execute_command("HGET", record, "level") == b'{"level":"error"}'
+        )
+        assert await redis.execute_command("HGET", record, "initialized") == b"1"
+        assert await redis.execute_command("SMEMBERS", subscriptions) == {b"mem://a"}
+        unsubscribe = rpc(300, "resources/unsubscribe", {"uri": "mem://a"})
+        assert (await post(client, a.url, unsubscribe, headers)).json()["result"] == {}
+        assert not await redis.execute_command("SMEMBERS", subscriptions)
