@@ -66,7 +66,9 @@ class Op(msgspec.Struct, omit_defaults=True):
 
     `op`: "post" (feed `body`; answer its requests into `stream`), "notify"
     (feed `body`, which has no requests), "get" (open the standalone stream
-    into `stream`) or "delete" (end the session)."""
+    into `stream`), "detach" (the client of the stream `stream` left: the
+    home holds the session for it no longer) or "delete" (end the
+    session)."""
 
     op: str
     session: str

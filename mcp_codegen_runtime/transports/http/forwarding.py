@@ -109,6 +109,7 @@ from .relay import (
 )
 from .resumable import StoredStream, sse_event
 from .sessions import (
+    ANY_OWNER,
     LegacySession,
     SessionLimitError,
     SessionRegistry,
@@ -152,6 +153,7 @@ class ClusterMember:
     _answering: set[asyncio.Task[None]]
     _touched: dict[str, float]
     _locating: dict[str, asyncio.Lock]
+    _detaching: dict[str, asyncio.Event]
     _leaving: bool
 
     if TYPE_CHECKING:  # the legacy session's side, defined by the app
@@ -435,7 +437,13 @@ class ClusterMember:
             return
         stream_id = await cluster.events.create_stream(session_id, writer=home)
         await cluster.send(home, Op("get", session_id, stream=stream_id))
-        await self._relay_resumed(stream_id, "0-0", b": open\n\n", send, receive, extra)
+        try:
+            await self._relay_resumed(
+                stream_id, "0-0", b": open\n\n", send, receive, extra
+            )
+        finally:  # the home holds the session no longer (it goes on storing)
+            detach = Op("detach", session_id, stream=stream_id)
+            await quietly(cluster.send(home, detach))
 
     async def _relay_resumed(
         self,
@@ -455,6 +463,7 @@ class ClusterMember:
             await send({"type": "http.response.body", "body": head, "more_body": True})
         async with contextlib.aclosing(entries), anyio.create_task_group() as tasks:
             tasks.start_soon(watch_disconnect, receive, do_nothing, tasks.cancel_scope)
+            tasks.start_soon(self._keep_record, extra[SESSION_HEADER])
             async for entry in entries:
                 if entry.kind == END:
                     break
@@ -469,6 +478,18 @@ class ClusterMember:
                 )
             tasks.cancel_scope.cancel()
         await send({"type": "http.response.body", "body": b"", "more_body": False})
+
+    async def _keep_record(self, session_id: str) -> None:
+        """Renew the session's record in Redis while a stream of it is
+        relayed here (an open stream keeps a session alive, as at home)."""
+        assert self.cluster is not None
+        sessions = self.cluster.sessions
+        if not sessions.ttl_ms:
+            return
+        every = min(TOUCH_EVERY_S, sessions.ttl_ms / 3000)
+        while True:
+            await anyio.sleep(every)
+            await quietly(sessions.touch(session_id))
 
     async def _delete_remote(
         self, cluster: Cluster, session_id: str, principal: object
@@ -499,6 +520,11 @@ class ClusterMember:
         inbox reader calls this, in order: feeding is done before it
         returns, longer work in tasks)."""
         assert self.cluster is not None
+        if op.op == "detach":
+            detaching = self._detaching.get(op.stream)
+            if detaching is not None:
+                detaching.set()
+            return
         state = self.sessions.find(op.session)
         if op.op == "delete":
             if state is not None:
@@ -643,7 +669,29 @@ class ClusterMember:
         state.standalone = stored
         if state.handler.protocol_version in PRIMING_VERSIONS:
             await stored.prime()
-        self._spawn(self._pump(state, stored))
+        pump = self._spawn(self._pump(state, stored))
+        detaching = self._detaching[op.stream] = asyncio.Event()
+        self._spawn(self._hold_while_relayed(op.session, op.stream, pump, detaching))
+
+    async def _hold_while_relayed(
+        self,
+        session_id: str,
+        stream_id: str,
+        pump: asyncio.Task[None],
+        detaching: asyncio.Event,
+    ) -> None:
+        """Hold the session (it cannot idle out) while another instance
+        relays its standalone stream: until that instance's client leaves
+        (a "detach" op) or the stream ends."""
+        detached = asyncio.ensure_future(detaching.wait())
+        try:
+            with self.sessions.use(session_id, ANY_OWNER):
+                await asyncio.wait(
+                    {pump, detached}, return_when=asyncio.FIRST_COMPLETED
+                )
+        finally:
+            detached.cancel()
+            self._detaching.pop(stream_id, None)
 
     async def _end_stream(self, stored: StoredStream) -> None:
         """Mark a stored stream ended, answering with -32603 the requests

@@ -272,6 +272,7 @@ class McpHttpApp(LegacySessions):
         self._answering: set[asyncio.Task[None]] = set()
         self._touched: dict[str, float] = {}
         self._locating: dict[str, asyncio.Lock] = {}
+        self._detaching: dict[str, asyncio.Event] = {}
         self._leaving = False
 
     # -- ASGI --

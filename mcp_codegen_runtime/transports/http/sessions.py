@@ -57,6 +57,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Generator
 
 __all__ = [
+    "ANY_OWNER",
     "DEFAULT_IDLE_TIMEOUT_S",
     "DEFAULT_MAX_SESSIONS",
     "DEFAULT_MAX_SESSIONS_PER_PRINCIPAL",
@@ -78,6 +79,11 @@ DEFAULT_MAX_SESSIONS_PER_PRINCIPAL: Final = 100
 """The servers' cap per owner (anonymous clients: one owner)."""
 
 T = TypeVar("T")
+
+
+ANY_OWNER: Final = object()
+"""Given as the owner to `SessionRegistry.use`: whoever owns the session
+(the caller was checked elsewhere, as for a stream another instance relays)."""
 
 
 def new_session_id() -> str:
@@ -335,7 +341,7 @@ class SessionRegistry(Generic[T]):
         if not is_valid_session_id(session_id):
             return None
         entry = self._entries.get(session_id)
-        if entry is None or entry.owner != _Owner(owner):
+        if entry is None or (owner is not ANY_OWNER and entry.owner != _Owner(owner)):
             return None
         return entry
 

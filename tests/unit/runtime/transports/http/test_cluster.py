@@ -666,3 +666,36 @@ async def test_a_session_record_keeps_the_effect_of_what_succeeded_not_a_history
         unsubscribe = rpc(300, "resources/unsubscribe", {"uri": "mem://a"})
         assert (await post(client, a.url, unsubscribe, headers)).json()["result"] == {}
         assert not await redis.execute_command("SMEMBERS", subscriptions)
+
+
+async def test_a_get_stream_relayed_through_another_instance_holds_its_session(
+    redis_server: RedisServer, redis_prefix: str, client: httpx.AsyncClient
+) -> None:
+    """As a GET at home does: neither the home's registry nor the record in
+    Redis expires while the stream is open; once its client left, the home
+    holds the session no longer."""
+    idle_s = 1.0
+    gates = Gates()
+    async with AsyncExitStack() as stack:
+        found: list[Instance] = []
+        for name in "ab":
+            app = make_app(name, gates)
+            cluster = Cluster.from_url(
+                redis_server.url, prefix=redis_prefix, lease_s=LEASE_S
+            )
+            http = McpHttpApp(app.session(), cluster=cluster, idle_timeout_s=idle_s)
+            found.append(
+                Instance(app, http, await stack.enter_async_context(serve(http)))
+            )
+        a, b = found
+        session_id = await open_on(client, a.url)
+        headers = session_headers(session_id)
+        stream_headers = {"accept": "text/event-stream", **headers}
+        async with client.stream("GET", b.url, headers=stream_headers) as response:
+            assert response.status_code == 200
+            await eventually(lambda: bool(a.http._detaching))
+            await asyncio.sleep(idle_s * 2.5)
+            for url in (b.url, a.url):
+                answered = await post(client, url, call(1, "where"), headers)
+                assert text_of(answered.json()) == "a"
+        await eventually(lambda: not a.http._detaching)
