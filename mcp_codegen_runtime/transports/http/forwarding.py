@@ -14,8 +14,11 @@ subscribed URIs; `RedisSessions`). An instance
 taking a request of a session it does not hold looks it up (404 as `legacy`
 says for an unknown one or another principal's) and:
 
-- home alive: forwards it through the home's inbox and relays what the
-  home stores in the shared `RedisEventStore`: a POST's answer (JSON when
+- home alive: forwards it through the home's inbox (a POST with what the
+  `authenticate` hook reads of it: the home authenticates it again, so its
+  handlers see the principal object, and refuses it as it would locally,
+  404 when it names another principal than the session's) and relays what
+  the home stores in the shared `RedisEventStore`: a POST's answer (JSON when
   its first message completes it, else SSE with the stored event ids), or
   the home's refusal as the same HTTP answer; 202 for notifications and
   responses (cancellations, answers to the server's requests, which resolve
@@ -71,6 +74,7 @@ from .answers import (
     watch_disconnect,
 )
 from .asgi import respond, start_sse
+from .auth import AuthChallenge, authenticate_request, current_request
 from .cluster import Op
 from .headers import (
     LAST_EVENT_ID_HEADER,
@@ -99,8 +103,9 @@ from .relay import (
     effect_of,
     encode_alone,
     encode_record,
-    portable_principal,
+    forwarded_request,
     quietly,
+    received_request,
     relay_entries,
     replay_state,
     resume_after,
@@ -120,6 +125,8 @@ if TYPE_CHECKING:
     import contextvars
     from collections.abc import (
         AsyncGenerator,
+        Awaitable,
+        Callable,
         Coroutine,
         Mapping,
     )
@@ -132,6 +139,7 @@ if TYPE_CHECKING:
     from mcp_codegen_runtime.stores.redis_events import Tailed
     from mcp_codegen_runtime.stores.redis_sessions import SessionState
 
+    from .auth import HttpRequest
     from .cluster import Cluster
 
 
@@ -154,6 +162,7 @@ class ClusterMember:
     _touched: dict[str, float]
     _locating: dict[str, asyncio.Lock]
     _detaching: dict[str, asyncio.Event]
+    authenticate: Callable[[HttpRequest], Awaitable[object]] | None
     _leaving: bool
 
     if TYPE_CHECKING:  # the legacy session's side, defined by the app
@@ -334,7 +343,7 @@ class ClusterMember:
                 session_id,
                 body=body,
                 version=headers.get(PROTOCOL_VERSION_HEADER),
-                principal=portable_principal(principal),
+                request=forwarded_request(current_request.get()),
             )
             if not ids:
                 await cluster.send(home, op)
@@ -603,6 +612,21 @@ class ClusterMember:
         elif taken:
             refused = HttpError(400, f"request id {taken[0]!r} is already in flight")
             reply_id = taken[0]
+        principal: object = None
+        if refused is None:
+            try:
+                principal = await self._forwarded_principal(op)
+            except AuthChallenge as challenge:
+                record = RefusalRecord(
+                    challenge.status,
+                    challenge.message,
+                    ErrorCode.INVALID_REQUEST,
+                    www_authenticate=challenge.www_authenticate,
+                )
+                await events.end(op.stream, encode_record(record))
+                return
+            except Refused as refusal:
+                refused = refusal.error
         if refused is not None:
             record = RefusalRecord(
                 refused.status,
@@ -614,7 +638,7 @@ class ClusterMember:
             await events.end(op.stream, encode_record(record))
             return
         stream = ResponseStream(ids)
-        stream.principal = op.principal
+        stream.principal = principal
         stream.resumable = state.handler.protocol_version in PRIMING_VERSIONS
         try:
             state.mux.feed(op.body, stream)
@@ -630,6 +654,28 @@ class ClusterMember:
         task = self._spawn(self._answer_forwarded(state, stored))
         self._answering.add(task)
         task.add_done_callback(self._answering.discard)
+
+    async def _forwarded_principal(self, op: Op) -> object:
+        """Who sent a forwarded request, as this instance's `authenticate`
+        says of it (None without one): the object itself, which handlers see
+        as they would at home.
+
+        Raises:
+            AuthChallenge: as for a request received here.
+            Refused: 404, the principal is not the session's owner.
+        """
+        if self.authenticate is None:
+            return None
+        if op.request is None:
+            raise AuthChallenge(
+                401, "Bearer", "Unauthorized: missing or invalid credentials"
+            )
+        principal = await authenticate_request(
+            self.authenticate, received_request(op.request)
+        )
+        if self.sessions.get(op.session, principal) is None:
+            raise refuse(404, "Session not found (unknown or expired)")
+        return principal
 
     async def _answer_forwarded(
         self, state: LegacySession, stored: StoredStream

@@ -22,13 +22,14 @@ from mcp_codegen_runtime.jsonrpc.envelope import (
     RequestId,
     error_reply,
 )
-from mcp_codegen_runtime.protocol.request_state import principal_binding
 from mcp_codegen_runtime.stores.events import parse_event_id
 from mcp_codegen_runtime.stores.redis_events import END, REFUSAL
 
 from ...errors import ErrorCode, RpcError
 from .asgi import respond, start_sse
-from .headers import HttpError
+from .auth import HttpRequest
+from .cluster import ForwardedRequest
+from .headers import HttpError, HttpHeaders
 from .messages import (
     read_messages,
     request_id,
@@ -80,6 +81,8 @@ class RefusalRecord(msgspec.Struct, omit_defaults=True, array_like=True):
     moved: bool = False
     data: Any = None
     """The JSON-RPC error's `data` (None: no data member)."""
+    www_authenticate: str | None = None
+    """An authentication challenge's header."""
 
 
 encode_record = msgspec.json.Encoder().encode
@@ -90,8 +93,10 @@ def _outcome(value: bytes) -> Refused | Moved:
     record = _decode_record(value)
     if record.moved:
         return Moved()
+    challenge = record.www_authenticate
     return Refused(
         HttpError(record.status, record.message, record.code, record.data),
+        None if challenge is None else {"www-authenticate": challenge},
         reply_id=record.reply_id,
     )
 
@@ -148,13 +153,28 @@ async def quietly(work: Awaitable[object]) -> None:
         logger.warning("cluster upkeep failed: %s", error)
 
 
-def portable_principal(principal: object) -> Any:
-    """The principal's binding as builtins, to send to another instance
-    (None when it has none such)."""
-    try:
-        return msgspec.to_builtins(principal_binding(principal))
-    except TypeError:
+def forwarded_request(request: HttpRequest | None) -> ForwardedRequest | None:
+    """The request being served, as a forwarded op carries it."""
+    if request is None:
         return None
+    return ForwardedRequest(
+        request.method,
+        request.path,
+        list(request.headers),
+        request.client,
+        request.query,
+    )
+
+
+def received_request(forwarded: ForwardedRequest) -> HttpRequest:
+    """A forwarded request, as the home's `authenticate` hook sees it."""
+    return HttpRequest(
+        forwarded.method,
+        forwarded.path,
+        HttpHeaders(forwarded.headers),
+        forwarded.client,
+        forwarded.query,
+    )
 
 
 def session_key(session_id: str) -> str:

@@ -70,8 +70,10 @@ from .asgi import closing, read_body, respond, serve_lifespan
 from .auth import (
     AuthChallenge,
     HttpRequest,
-    authenticate_with,
+    authenticate_request,
     authorize_requests,
+    current_request,
+    request_of,
     request_principal,
 )
 from .cluster import unreachable
@@ -304,11 +306,14 @@ class McpHttpApp(LegacySessions):
             refused = check_request(method, headers, self.policy)
             if refused is not None:
                 raise Refused(refused)
-            principal = await self._authenticate(scope, headers)
+            request = request_of(scope, headers)
+            principal = await self._authenticate(request)
             token = request_principal.set(principal)
+            served = current_request.set(request)
             try:
                 await self._route(method, headers, receive, send, principal)
             finally:
+                current_request.reset(served)
                 request_principal.reset(token)
         except Refused as refusal:
             error = refusal.error
@@ -375,10 +380,10 @@ class McpHttpApp(LegacySessions):
         if self.cluster is not None:
             await self.cluster.aclose()
 
-    async def _authenticate(self, scope: Scope, headers: HttpHeaders) -> object:
+    async def _authenticate(self, request: HttpRequest) -> object:
         if self.authenticate is None:
             return None
-        return await authenticate_with(self.authenticate, scope, headers)
+        return await authenticate_request(self.authenticate, request)
 
     async def _route(
         self,

@@ -699,3 +699,68 @@ async def test_a_get_stream_relayed_through_another_instance_holds_its_session(
                 answered = await post(client, url, call(1, "where"), headers)
                 assert text_of(answered.json()) == "a"
         await eventually(lambda: not a.http._detaching)
+
+
+class Who:
+    """A principal object whose binding is its subject alone."""
+
+    def __init__(self, subject: str, roles: tuple[str, ...]) -> None:
+        self.subject = subject
+        self.roles = roles
+
+    @property
+    def binding(self) -> str:
+        return self.subject
+
+    def __repr__(self) -> str:
+        return f"Who({self.subject!r}, {self.roles!r})"
+
+
+async def test_a_forwarded_request_is_authenticated_again_at_the_home(
+    redis_server: RedisServer, redis_prefix: str, client: httpx.AsyncClient
+) -> None:
+    """Its handler sees the principal object, as at home; credentials that
+    fail, or name another principal than the session's, are refused there."""
+    from mcp_codegen_runtime.transports.http.server import http_principal
+
+    def make(name: str) -> McpHttpApp:
+        app = App(f"p-{name}", version="1")
+
+        @app.tool()
+        def whoami() -> str:
+            """Who calls."""
+            return repr(http_principal())
+
+        async def authenticate(request: Any) -> object:
+            user = request.headers.get("x-user")
+            token = request.headers.get("x-token")
+            if user is None or request.client is None:
+                return None
+            if name == "b" or token == "good":  # b takes any token
+                return Who(user, ("admin",))
+            if token == "other":  # a reads it as another principal
+                return Who("mallory", ())
+            return None
+
+        cluster = Cluster.from_url(
+            redis_server.url, prefix=redis_prefix, lease_s=LEASE_S
+        )
+        return McpHttpApp(app.session(), cluster=cluster, authenticate=authenticate)
+
+    async with serve(make("a")) as a_url, serve(make("b")) as b_url:
+        alice = {"x-user": "alice", "x-token": "good"}
+        opened = await post(client, a_url, initialize(0, "2025-11-25"), alice)
+        session_id = opened.headers["mcp-session-id"]
+        headers = {**session_headers(session_id), **alice}
+        for number, url in enumerate((a_url, b_url)):
+            answered = await post(client, url, call(number, "whoami"), headers)
+            assert text_of(answered.json()) == "Who('alice', ('admin',))"
+        other = await post(
+            client, b_url, call(4, "whoami"), {**headers, "x-token": "other"}
+        )
+        assert other.status_code == 404
+        refused = await post(
+            client, b_url, call(5, "whoami"), {**headers, "x-token": "bad"}
+        )
+        assert refused.status_code == 401
+        assert refused.headers["www-authenticate"] == "Bearer"
