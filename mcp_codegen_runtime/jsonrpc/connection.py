@@ -180,6 +180,10 @@ class Connection:
             then they are cancelled.
         max_in_flight: the peer's requests served at once; more are refused
             with -32603 until some finish.
+        first_request_id: the id of the first request sent, the next ones
+            counting up (a session that may move between processes starts
+            at a random one, so that an answer meant for another process's
+            request never resolves one of this connection's).
 
     Raises:
         ValueError: `max_in_flight` is not positive.
@@ -193,6 +197,7 @@ class Connection:
         allow_batches: bool = False,
         drain_timeout: float = DEFAULT_DRAIN_TIMEOUT,
         max_in_flight: int = DEFAULT_MAX_IN_FLIGHT,
+        first_request_id: int = 1,
     ) -> None:
         if max_in_flight < 1:
             raise ValueError(f"max_in_flight must be positive: {max_in_flight}")
@@ -207,7 +212,7 @@ class Connection:
         )
         self._drained = anyio.Event()
         self._ended = False
-        self._ids = itertools.count(1)
+        self._ids = itertools.count(first_request_id)
         self._pending: dict[int, _Pending] = {}
         self._in_flight: dict[RequestId, _Incoming] = {}
         self._answering = 0  # answers of the engine's own not yet sent
@@ -298,12 +303,17 @@ class Connection:
             with anyio.move_on_after(self.drain_timeout):
                 await self._drained.wait()
 
-    def _fail_pending(self) -> None:
+    def _fail_pending(self, reason: str = "the connection closed") -> None:
         pending = list(self._pending.values())
         self._pending.clear()
         for waiter in pending:
-            waiter.failure = TransportError("the connection closed")
+            waiter.failure = TransportError(reason)
             waiter.done.set()
+
+    def fail_pending(self, reason: str) -> None:
+        """Fail the requests sent and still waiting for their response
+        (`TransportError(reason)`): their answers will not come here."""
+        self._fail_pending(reason)
 
     def _shut_down(self) -> None:
         self._closed = True

@@ -166,6 +166,10 @@ INITIALIZED = "notifications/initialized"
 DISCOVER = "server/discover"
 PING = "ping"
 SET_LEVEL = "logging/setLevel"
+LASTING = frozenset(
+    {INITIALIZED, SET_LEVEL, "resources/subscribe", "resources/unsubscribe"}
+)
+"""The legacy messages whose effect outlasts them (`ServerConnection.on_effect`)."""
 BATCH_VERSIONS = frozenset({"2025-03-26"})
 """The revisions that define JSON-RPC batches."""
 
@@ -691,6 +695,9 @@ class ServerConnection:
         self._tasks: TaskManager | None = None
         self.key = secrets.token_urlsafe(16)
         """Names this connection as the owner of its anonymous tasks."""
+        self.on_effect: Callable[[str, bytes | None], Awaitable[None]] | None = None
+        """Called with a `LASTING` message's method and params once it
+        succeeded (a server keeping the session elsewhere records it)."""
 
     async def __call__(self, method: str, params: bytes | None) -> bytes | None:
         session = self.session
@@ -706,6 +713,8 @@ class ServerConnection:
         shapeless = method != PING and _not_an_object(params)
         if self._legacy is not None:
             if method == INITIALIZED:
+                if self.on_effect is not None:
+                    await self.on_effect(method, params)
                 return None
             if shapeless and request_in_progress() is not None:
                 raise InvalidParamsError(method, "params must be a JSON object")
@@ -801,6 +810,8 @@ class ServerConnection:
             reset_exchange(token)
         if method == SET_LEVEL:
             self._exchange.log_level = _probe_level(params)
+        if self.on_effect is not None and method in LASTING:
+            await self.on_effect(method, params)
         return result
 
     async def _maybe_task(

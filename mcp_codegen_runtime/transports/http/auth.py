@@ -30,8 +30,11 @@ __all__ = [
     "AuthChallenge",
     "HttpAuth",
     "HttpRequest",
+    "authenticate_request",
     "authenticate_with",
     "authorize_requests",
+    "current_request",
+    "request_of",
 ]
 
 
@@ -110,31 +113,50 @@ def authorize_requests(
             auth.authorize(principal, needed)
 
 
-async def authenticate_with(
-    hook: Callable[[HttpRequest], Awaitable[object]],
-    scope: Scope,
-    headers: HttpHeaders,
-) -> object:
-    """Who sent the ASGI request `scope`, as the bare `authenticate` hook says.
-
-    Raises:
-        AuthChallenge: the hook returned None (401, `WWW-Authenticate: Bearer`),
-            or raised a challenge of its own.
-    """
+def request_of(scope: Scope, headers: HttpHeaders) -> HttpRequest:
+    """What the `authenticate` hook sees of the ASGI request `scope`."""
     client = scope.get("client")
-    request = HttpRequest(
+    return HttpRequest(
         scope["method"],
         scope.get("path", ""),
         headers,
         tuple(client) if client else None,
         scope.get("query_string", b""),
     )
+
+
+async def authenticate_with(
+    hook: Callable[[HttpRequest], Awaitable[object]],
+    scope: Scope,
+    headers: HttpHeaders,
+) -> object:
+    """Who sent the ASGI request `scope`, as the bare `authenticate` hook says
+    (see `authenticate_request`)."""
+    return await authenticate_request(hook, request_of(scope, headers))
+
+
+async def authenticate_request(
+    hook: Callable[[HttpRequest], Awaitable[object]], request: HttpRequest
+) -> object:
+    """Who sent `request`, as the bare `authenticate` hook says.
+
+    Raises:
+        AuthChallenge: the hook returned None (401, `WWW-Authenticate: Bearer`),
+            or raised a challenge of its own.
+    """
     principal = await hook(request)
     if principal is None:
         raise AuthChallenge(
             401, "Bearer", "Unauthorized: missing or invalid credentials"
         )
     return principal
+
+
+current_request: contextvars.ContextVar[HttpRequest | None] = contextvars.ContextVar(
+    "mcp_codegen_runtime.http.request", default=None
+)
+"""The HTTP request being served, as the `authenticate` hook sees it (set
+by `McpHttpApp`; a request forwarded to another instance carries it)."""
 
 
 request_principal: contextvars.ContextVar[object] = contextvars.ContextVar(

@@ -41,7 +41,14 @@ from mcp_codegen_runtime.stores.redis_sessions import RedisSessions
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable
 
-__all__ = ["DEFAULT_LEASE_S", "DEFAULT_PREFIX", "Cluster", "Op", "unreachable"]
+__all__ = [
+    "DEFAULT_LEASE_S",
+    "DEFAULT_PREFIX",
+    "Cluster",
+    "ForwardedRequest",
+    "Op",
+    "unreachable",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -61,12 +68,25 @@ return 1
 reads (its instance gone) vanishes."""
 
 
+class ForwardedRequest(msgspec.Struct, array_like=True):
+    """What a forwarded request's `authenticate` hook needs of it (the home
+    authenticates it again: its principal is an object, not data)."""
+
+    method: str
+    path: str
+    headers: list[tuple[str, str]]
+    client: tuple[str, int] | None = None
+    query: bytes = b""
+
+
 class Op(msgspec.Struct, omit_defaults=True):
     """What an instance asks a session's home to do.
 
     `op`: "post" (feed `body`; answer its requests into `stream`), "notify"
     (feed `body`, which has no requests), "get" (open the standalone stream
-    into `stream`) or "delete" (end the session)."""
+    into `stream`), "detach" (the client of the stream `stream` left: the
+    home holds the session for it no longer) or "delete" (end the
+    session)."""
 
     op: str
     session: str
@@ -74,8 +94,8 @@ class Op(msgspec.Struct, omit_defaults=True):
     body: bytes = b""
     version: str | None = None
     """The request's `MCP-Protocol-Version` header."""
-    principal: Any = None
-    """The binding of the caller's principal, as builtins."""
+    request: ForwardedRequest | None = None
+    """The request as its instance received it (a "post")."""
 
 
 _encode_op = msgspec.msgpack.Encoder().encode

@@ -1,27 +1,31 @@
 """Serving legacy sessions across a cluster's instances: `ClusterMember`,
 the part of `McpHttpApp` that finds a session's home, forwards ops to it
 and relays what it stores, serves the ops of this instance's inbox, rebuilds
-a session from its log, and hands sessions over when leaving. (The pieces
+a session from its recorded state, and hands sessions over when leaving. (The pieces
 it sends and stores: `relay`.)
 
 Several instances (`cluster=Cluster(...)`, all on one Redis; see
 `cluster.py` for the keys): a legacy session lives on one instance, its home
 (the one that answered its `initialize`); its record in Redis names its
-owner (a digest of the principal binding) and home, and logs the messages
-that change its state (`initialize`, `notifications/initialized`,
-`logging/setLevel`, `resources/(un)subscribe`, each alone). An instance
+owner (a digest of the principal binding) and home, and keeps the effect
+of the messages that changed its state once they succeeded (its
+`initialize`, `notifications/initialized`, the last `logging/setLevel`, the
+subscribed URIs; `RedisSessions`). An instance
 taking a request of a session it does not hold looks it up (404 as `legacy`
 says for an unknown one or another principal's) and:
 
-- home alive: forwards it through the home's inbox and relays what the
-  home stores in the shared `RedisEventStore`: a POST's answer (JSON when
+- home alive: forwards it through the home's inbox (a POST with what the
+  `authenticate` hook reads of it: the home authenticates it again, so its
+  handlers see the principal object, and refuses it as it would locally,
+  404 when it names another principal than the session's) and relays what
+  the home stores in the shared `RedisEventStore`: a POST's answer (JSON when
   its first message completes it, else SSE with the stored event ids), or
   the home's refusal as the same HTTP answer; 202 for notifications and
   responses (cancellations, answers to the server's requests, which resolve
   at the home); a GET opens the home's standalone stream (replacing the
   previous one); a DELETE waits for the home to end the session;
 - no live home (dead, or released by a graceful shutdown): claims it
-  (compare-and-set) and rebuilds it by replaying its log through a fresh
+  (compare-and-set) and rebuilds it by feeding that state to a fresh
   connection (answers discarded; the connection's key, owner of its
   anonymous tasks, derives from the session id), then serves it.
 
@@ -35,7 +39,7 @@ forwarders look again), lets requests in flight finish for up to
 the GET streams. A SIGKILL loses the work in flight on that instance (its
 requests are answered -32603 by whoever follows their streams, within a
 lease and a half), the server's pending requests to clients, and
-whatever session state is not in the log. A Redis that cannot be reached
+whatever session state is not recorded. A Redis that cannot be reached
 makes a request that needs it 503 with a JSON-RPC error (-32603) and
 `Retry-After`; sessions held locally go on serving what needs no Redis.
 """
@@ -44,7 +48,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import contextvars
 import logging
 import math
 import time
@@ -52,11 +55,7 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 
-from mcp_codegen_runtime.jsonrpc.connection import Connection
-from mcp_codegen_runtime.jsonrpc.envelope import (
-    Envelope,
-    RequestId,
-)
+from mcp_codegen_runtime.protocol.request_state import principal_digest
 from mcp_codegen_runtime.stores.events import (
     EventsEvictedError,
     UnknownEventError,
@@ -75,7 +74,7 @@ from .answers import (
     watch_disconnect,
 )
 from .asgi import respond, start_sse
-from .auth import request_principal
+from .auth import AuthChallenge, authenticate_request, current_request
 from .cluster import Op
 from .headers import (
     LAST_EVENT_ID_HEADER,
@@ -91,29 +90,31 @@ from .messages import (
     cancelled_ids,
     read_messages,
 )
-from .mux import RELEASE, ResponseStream, SessionMux
+from .mux import RELEASE, ResponseStream
 from .relay import (
     CLOSE_TIMEOUT_S,
     MOVES,
     RETRY,
-    STATE_METHODS,
     TOUCH_EVERY_S,
     Moved,
     RefusalRecord,
     abandoned_reply,
     do_nothing,
+    effect_of,
     encode_alone,
     encode_record,
-    owner_digest,
-    portable_principal,
+    forwarded_request,
     quietly,
+    received_request,
     relay_entries,
     replay_state,
     resume_after,
     session_key,
+    state_messages,
 )
 from .resumable import StoredStream, sse_event
 from .sessions import (
+    ANY_OWNER,
     LegacySession,
     SessionLimitError,
     SessionRegistry,
@@ -121,15 +122,24 @@ from .sessions import (
 )
 
 if TYPE_CHECKING:
+    import contextvars
     from collections.abc import (
         AsyncGenerator,
+        Awaitable,
+        Callable,
         Coroutine,
         Mapping,
     )
 
+    from mcp_codegen_runtime.jsonrpc.envelope import (
+        Envelope,
+        RequestId,
+    )
     from mcp_codegen_runtime.protocol.session import ServerSession
     from mcp_codegen_runtime.stores.redis_events import Tailed
+    from mcp_codegen_runtime.stores.redis_sessions import SessionState
 
+    from .auth import HttpRequest
     from .cluster import Cluster
 
 
@@ -139,7 +149,7 @@ logger = logging.getLogger(__name__)
 class ClusterMember:
     """The cluster side of `McpHttpApp` (one of its bases): finding a legacy
     session's home, forwarding ops to it and relaying what it stores, serving
-    the ops of this instance's inbox, rebuilding a session from its log, and
+    the ops of this instance's inbox, rebuilding a session from its recorded state, and
     handing sessions over when leaving."""
 
     # The app's state these methods share (set by `McpHttpApp.__init__`).
@@ -151,11 +161,17 @@ class ClusterMember:
     _answering: set[asyncio.Task[None]]
     _touched: dict[str, float]
     _locating: dict[str, asyncio.Lock]
+    _detaching: dict[str, asyncio.Event]
+    authenticate: Callable[[HttpRequest], Awaitable[object]] | None
     _leaving: bool
 
     if TYPE_CHECKING:  # the legacy session's side, defined by the app
 
         def _end(self, state: LegacySession, *, forget: bool = True) -> None: ...
+
+        def _new_session(self, session_id: str = "") -> LegacySession: ...
+
+        def _start_session(self, state: LegacySession) -> None: ...
 
         def _spawn(
             self,
@@ -188,7 +204,7 @@ class ClusterMember:
     async def _find(self, session_id: str, principal: object) -> LegacySession | str:
         """The session `session_id` of `principal`: the local one, or, in a
         cluster, the id of the live instance serving it, else the session
-        rebuilt here from its state log (this instance claimed it).
+        rebuilt here from its recorded state (this instance claimed it).
 
         Raises:
             Refused: 404, the session is unknown to `principal`.
@@ -215,13 +231,13 @@ class ClusterMember:
                     return state
                 await self._join(cluster)
                 route = await cluster.sessions.route(
-                    session_id, owner_digest(principal), cluster.instance_id
+                    session_id, principal_digest(principal), cluster.instance_id
                 )
                 if route.kind == "unknown":
                     raise unknown
                 if route.kind == "remote":
                     return route.home
-                return await self._rebuild(cluster, session_id, principal, route.log)
+                return await self._rebuild(cluster, session_id, principal, route.state)
         finally:
             if not lock.locked():
                 self._locating.pop(session_id, None)
@@ -246,11 +262,12 @@ class ClusterMember:
         assert self.cluster is not None
         cluster = self.cluster
         state.handler.key = session_key(session_id)
+        self._record_effects(state)
         try:
             await self._join(cluster)
             await cluster.sessions.open(
                 session_id,
-                owner_digest(principal),
+                principal_digest(principal),
                 cluster.instance_id,
                 encode_alone(initialize),
             )
@@ -260,31 +277,36 @@ class ClusterMember:
                 self._end(closed, forget=False)
             raise
 
-    async def _log_state(self, session_id: str, message: Envelope | Batch) -> None:
-        """Keep the messages of `message` that change the session's state
-        in its log, each alone (a batch's other requests must not run again
-        when the session is rebuilt)."""
+    def _record_effects(self, state: LegacySession) -> None:
+        """Keep in the session's record, once each succeeded, the effect of
+        the messages that change its lasting state: what another instance
+        needs to rebuild it."""
         assert self.cluster is not None
-        items = message.items if isinstance(message, Batch) else [message]
-        for item in items:
-            if isinstance(item, Envelope) and item.method in STATE_METHODS:
-                await self.cluster.sessions.log(session_id, encode_alone(item))
+        sessions = self.cluster.sessions
+        session_id = state.session_id
+
+        async def record(method: str, params: bytes | None) -> None:
+            change, value = effect_of(method, params)
+            await sessions.record(session_id, change, value)
+
+        state.handler.on_effect = record
 
     async def _rebuild(
-        self, cluster: Cluster, session_id: str, principal: object, log: list[bytes]
+        self,
+        cluster: Cluster,
+        session_id: str,
+        principal: object,
+        recorded: SessionState,
     ) -> LegacySession:
         """The session `session_id`, claimed by this instance: a fresh
-        connection that replays its state log (the answers discarded)."""
-        mux = SessionMux()
-        handler = self.session.handler()
-        handler.key = session_key(session_id)
-        connection = Connection(mux, handler)
-        state = LegacySession(mux, connection, handler, session_id=session_id)
-        context = contextvars.copy_context()
-        context.run(request_principal.set, None)
-        state.task = self._spawn(connection.run(), context)
-        for entry in log:
-            await replay_state(mux, entry)
+        connection fed the messages that rebuild its recorded state (the
+        answers discarded)."""
+        state = self._new_session(session_id)
+        state.handler.key = session_key(session_id)
+        self._start_session(state)
+        for entry in state_messages(recorded):
+            await replay_state(state.mux, entry)
+        self._record_effects(state)
         try:
             self.sessions.adopt(session_id, state, principal)
         except SessionLimitError:
@@ -321,7 +343,7 @@ class ClusterMember:
                 session_id,
                 body=body,
                 version=headers.get(PROTOCOL_VERSION_HEADER),
-                principal=portable_principal(principal),
+                request=forwarded_request(current_request.get()),
             )
             if not ids:
                 await cluster.send(home, op)
@@ -424,7 +446,13 @@ class ClusterMember:
             return
         stream_id = await cluster.events.create_stream(session_id, writer=home)
         await cluster.send(home, Op("get", session_id, stream=stream_id))
-        await self._relay_resumed(stream_id, "0-0", b": open\n\n", send, receive, extra)
+        try:
+            await self._relay_resumed(
+                stream_id, "0-0", b": open\n\n", send, receive, extra
+            )
+        finally:  # the home holds the session no longer (it goes on storing)
+            detach = Op("detach", session_id, stream=stream_id)
+            await quietly(cluster.send(home, detach))
 
     async def _relay_resumed(
         self,
@@ -444,6 +472,7 @@ class ClusterMember:
             await send({"type": "http.response.body", "body": head, "more_body": True})
         async with contextlib.aclosing(entries), anyio.create_task_group() as tasks:
             tasks.start_soon(watch_disconnect, receive, do_nothing, tasks.cancel_scope)
+            tasks.start_soon(self._keep_record, extra[SESSION_HEADER])
             async for entry in entries:
                 if entry.kind == END:
                     break
@@ -459,6 +488,18 @@ class ClusterMember:
             tasks.cancel_scope.cancel()
         await send({"type": "http.response.body", "body": b"", "more_body": False})
 
+    async def _keep_record(self, session_id: str) -> None:
+        """Renew the session's record in Redis while a stream of it is
+        relayed here (an open stream keeps a session alive, as at home)."""
+        assert self.cluster is not None
+        sessions = self.cluster.sessions
+        if not sessions.ttl_ms:
+            return
+        every = min(TOUCH_EVERY_S, sessions.ttl_ms / 3000)
+        while True:
+            await anyio.sleep(every)
+            await quietly(sessions.touch(session_id))
+
     async def _delete_remote(
         self, cluster: Cluster, session_id: str, principal: object
     ) -> None:
@@ -468,7 +509,7 @@ class ClusterMember:
             raise refuse(404, "Session not found (unknown or expired)")
         await self._join(cluster)
         route = await cluster.sessions.route(
-            session_id, owner_digest(principal), cluster.instance_id, claim=False
+            session_id, principal_digest(principal), cluster.instance_id, claim=False
         )
         if route.kind == "unknown":
             raise refuse(404, "Session not found (unknown or expired)")
@@ -488,6 +529,11 @@ class ClusterMember:
         inbox reader calls this, in order: feeding is done before it
         returns, longer work in tasks)."""
         assert self.cluster is not None
+        if op.op == "detach":
+            detaching = self._detaching.get(op.stream)
+            if detaching is not None:
+                detaching.set()
+            return
         state = self.sessions.find(op.session)
         if op.op == "delete":
             if state is not None:
@@ -501,7 +547,6 @@ class ClusterMember:
             return
         if op.op == "notify":
             message = read_messages(op.body)
-            await self._log_state(op.session, message)
             with contextlib.suppress(anyio.ClosedResourceError):
                 state.mux.feed(op.body, None)
             for cancelled in cancelled_ids(message):
@@ -567,16 +612,34 @@ class ClusterMember:
         elif taken:
             refused = HttpError(400, f"request id {taken[0]!r} is already in flight")
             reply_id = taken[0]
+        principal: object = None
+        if refused is None:
+            try:
+                principal = await self._forwarded_principal(op)
+            except AuthChallenge as challenge:
+                record = RefusalRecord(
+                    challenge.status,
+                    challenge.message,
+                    ErrorCode.INVALID_REQUEST,
+                    www_authenticate=challenge.www_authenticate,
+                )
+                await events.end(op.stream, encode_record(record))
+                return
+            except Refused as refusal:
+                refused = refusal.error
         if refused is not None:
             record = RefusalRecord(
-                refused.status, refused.message, refused.code, reply_id
+                refused.status,
+                refused.message,
+                refused.code,
+                reply_id,
+                data=refused.data,
             )
             await events.end(op.stream, encode_record(record))
             return
         stream = ResponseStream(ids)
-        stream.principal = op.principal
+        stream.principal = principal
         stream.resumable = state.handler.protocol_version in PRIMING_VERSIONS
-        await self._log_state(op.session, message)
         try:
             state.mux.feed(op.body, stream)
         except anyio.ClosedResourceError:
@@ -591,6 +654,28 @@ class ClusterMember:
         task = self._spawn(self._answer_forwarded(state, stored))
         self._answering.add(task)
         task.add_done_callback(self._answering.discard)
+
+    async def _forwarded_principal(self, op: Op) -> object:
+        """Who sent a forwarded request, as this instance's `authenticate`
+        says of it (None without one): the object itself, which handlers see
+        as they would at home.
+
+        Raises:
+            AuthChallenge: as for a request received here.
+            Refused: 404, the principal is not the session's owner.
+        """
+        if self.authenticate is None:
+            return None
+        if op.request is None:
+            raise AuthChallenge(
+                401, "Bearer", "Unauthorized: missing or invalid credentials"
+            )
+        principal = await authenticate_request(
+            self.authenticate, received_request(op.request)
+        )
+        if self.sessions.get(op.session, principal) is None:
+            raise refuse(404, "Session not found (unknown or expired)")
+        return principal
 
     async def _answer_forwarded(
         self, state: LegacySession, stored: StoredStream
@@ -630,7 +715,29 @@ class ClusterMember:
         state.standalone = stored
         if state.handler.protocol_version in PRIMING_VERSIONS:
             await stored.prime()
-        self._spawn(self._pump(state, stored))
+        pump = self._spawn(self._pump(state, stored))
+        detaching = self._detaching[op.stream] = asyncio.Event()
+        self._spawn(self._hold_while_relayed(op.session, op.stream, pump, detaching))
+
+    async def _hold_while_relayed(
+        self,
+        session_id: str,
+        stream_id: str,
+        pump: asyncio.Task[None],
+        detaching: asyncio.Event,
+    ) -> None:
+        """Hold the session (it cannot idle out) while another instance
+        relays its standalone stream: until that instance's client leaves
+        (a "detach" op) or the stream ends."""
+        detached = asyncio.ensure_future(detaching.wait())
+        try:
+            with self.sessions.use(session_id, ANY_OWNER):
+                await asyncio.wait(
+                    {pump, detached}, return_when=asyncio.FIRST_COMPLETED
+                )
+        finally:
+            detached.cancel()
+            self._detaching.pop(stream_id, None)
 
     async def _end_stream(self, stored: StoredStream) -> None:
         """Mark a stored stream ended, answering with -32603 the requests
@@ -651,6 +758,11 @@ class ClusterMember:
             return
         self._leaving = True
         for session_id in self.sessions.ids():
+            state = self.sessions.find(session_id)
+            if state is not None:  # their answers will reach the next home
+                state.connection.fail_pending(
+                    "the session moved to another server instance"
+                )
             try:
                 await cluster.sessions.release(session_id, cluster.instance_id)
             except Exception as error:

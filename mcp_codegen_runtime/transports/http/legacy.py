@@ -91,6 +91,7 @@ from .resumable import StoredStream, sse_event
 from .sessions import (
     LegacySession,
     SessionLimitError,
+    first_request_id,
     is_valid_session_id,
 )
 
@@ -192,8 +193,6 @@ class LegacySessions(ClusterMember):
                 self.event_store is not None
                 and state.handler.protocol_version in PRIMING_VERSIONS
             )
-        if self.cluster is not None and initialize is None:
-            await self._log_state(session_id, message)
         try:
             state.mux.feed(body, stream)
         except anyio.ClosedResourceError:
@@ -315,25 +314,36 @@ class LegacySessions(ClusterMember):
         return stored
 
     async def _open_session(self, principal: object) -> tuple[str, LegacySession]:
-        mux = SessionMux()
-        handler = self.session.handler()
-        connection = Connection(mux, handler)
-        state = LegacySession(mux, connection, handler)
+        state = self._new_session()
         try:
             session_id = self.sessions.create(state, principal)
             state.session_id = session_id
         except SessionLimitError:
-            await mux.aclose()  # never used: close its channels
+            await state.mux.aclose()  # never used: close its channels
             raise Refused(
                 HttpError(503, "Too many sessions; try again later"),
                 {"retry-after": "30"},
             ) from None
+        self._start_session(state)
+        return session_id, state
+
+    def _new_session(self, session_id: str = "") -> LegacySession:
+        """A session's mux, handler and connection, not running yet. Its
+        requests to the client are numbered from a random start: the
+        session may move to another process, whose requests must not take
+        the ids this one's client may still answer."""
+        mux = SessionMux()
+        handler = self.session.handler()
+        connection = Connection(mux, handler, first_request_id=first_request_id())
+        return LegacySession(mux, connection, handler, session_id=session_id)
+
+    def _start_session(self, state: LegacySession) -> None:
+        """Run the session's connection in a task of its own."""
         # The runner (and every handler it starts) must not inherit this
         # request's principal: `http_principal` then finds each request's own.
         context = contextvars.copy_context()
         context.run(request_principal.set, None)
-        state.task = self._spawn(connection.run(), context)
-        return session_id, state
+        state.task = self._spawn(state.connection.run(), context)
 
     def _end(self, state: LegacySession, *, forget: bool = True) -> None:
         """Close a session's connection (its runner task then finishes);

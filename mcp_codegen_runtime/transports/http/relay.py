@@ -1,7 +1,7 @@
-"""The pieces of serving legacy sessions across a cluster's instances: the
-state messages logged per session, relaying a forwarded POST's stored
-answer, the refusals stored in its place, replaying a session's log on the
-instance rebuilding it, and the keys shared by every instance.
+"""The pieces of serving legacy sessions across a cluster's instances:
+relaying a forwarded POST's stored answer, the refusals stored in its
+place, the messages that rebuild a session from its recorded state on
+another instance, and the keys shared by every instance.
 """
 
 from __future__ import annotations
@@ -22,16 +22,14 @@ from mcp_codegen_runtime.jsonrpc.envelope import (
     RequestId,
     error_reply,
 )
-from mcp_codegen_runtime.protocol.request_state import (
-    principal_binding,
-    principal_digest,
-)
 from mcp_codegen_runtime.stores.events import parse_event_id
 from mcp_codegen_runtime.stores.redis_events import END, REFUSAL
 
 from ...errors import ErrorCode, RpcError
 from .asgi import respond, start_sse
-from .headers import HttpError
+from .auth import HttpRequest
+from .cluster import ForwardedRequest
+from .headers import HttpError, HttpHeaders
 from .messages import (
     read_messages,
     request_id,
@@ -48,6 +46,7 @@ if TYPE_CHECKING:
 
     from mcp_codegen_runtime.stores.events import Replay
     from mcp_codegen_runtime.stores.redis_events import Tailed
+    from mcp_codegen_runtime.stores.redis_sessions import SessionState
 
 from .answers import Refused, next_message
 
@@ -56,15 +55,6 @@ logger = logging.getLogger(__name__)
 
 CLOSE_TIMEOUT_S = 5.0
 """Seconds `McpHttpApp.aclose` waits for its sessions' tasks to finish."""
-STATE_METHODS = frozenset(
-    {
-        "notifications/initialized",
-        "logging/setLevel",
-        "resources/subscribe",
-        "resources/unsubscribe",
-    }
-)
-"""The messages that change a legacy session's state, kept in its log."""
 TOUCH_EVERY_S = 5.0
 """How often an instance renews the record of a session it serves."""
 MOVES = 3
@@ -89,6 +79,10 @@ class RefusalRecord(msgspec.Struct, omit_defaults=True, array_like=True):
     code: int
     reply_id: int | str | None = None
     moved: bool = False
+    data: Any = None
+    """The JSON-RPC error's `data` (None: no data member)."""
+    www_authenticate: str | None = None
+    """An authentication challenge's header."""
 
 
 encode_record = msgspec.json.Encoder().encode
@@ -99,8 +93,11 @@ def _outcome(value: bytes) -> Refused | Moved:
     record = _decode_record(value)
     if record.moved:
         return Moved()
+    challenge = record.www_authenticate
     return Refused(
-        HttpError(record.status, record.message, record.code), reply_id=record.reply_id
+        HttpError(record.status, record.message, record.code, record.data),
+        None if challenge is None else {"www-authenticate": challenge},
+        reply_id=record.reply_id,
     )
 
 
@@ -156,17 +153,28 @@ async def quietly(work: Awaitable[object]) -> None:
         logger.warning("cluster upkeep failed: %s", error)
 
 
-def owner_digest(principal: object) -> bytes:
-    return principal_digest(principal)
-
-
-def portable_principal(principal: object) -> Any:
-    """The principal's binding as builtins, to send to another instance
-    (None when it has none such)."""
-    try:
-        return msgspec.to_builtins(principal_binding(principal))
-    except TypeError:
+def forwarded_request(request: HttpRequest | None) -> ForwardedRequest | None:
+    """The request being served, as a forwarded op carries it."""
+    if request is None:
         return None
+    return ForwardedRequest(
+        request.method,
+        request.path,
+        list(request.headers),
+        request.client,
+        request.query,
+    )
+
+
+def received_request(forwarded: ForwardedRequest) -> HttpRequest:
+    """A forwarded request, as the home's `authenticate` hook sees it."""
+    return HttpRequest(
+        forwarded.method,
+        forwarded.path,
+        HttpHeaders(forwarded.headers),
+        forwarded.client,
+        forwarded.query,
+    )
 
 
 def session_key(session_id: str) -> str:
@@ -187,9 +195,52 @@ def encode_alone(item: Envelope) -> bytes:
     return b"".join(parts) + b"}"
 
 
+class _Uri(msgspec.Struct):
+    uri: str
+
+
+_CHANGES = {
+    "notifications/initialized": "initialized",
+    "logging/setLevel": "level",
+    "resources/subscribe": "subscribe",
+    "resources/unsubscribe": "unsubscribe",
+}
+
+
+def effect_of(method: str, params: bytes | None) -> tuple[str, bytes]:
+    """The change to a session's recorded state (`RedisSessions.record`) of
+    a message that succeeded (one of `protocol.session.LASTING`)."""
+    change = _CHANGES[method]
+    if change == "level":
+        return change, params or b"{}"
+    if change == "initialized":
+        return change, b""
+    return change, msgspec.json.decode(params or b"{}", type=_Uri).uri.encode()
+
+
+def state_messages(state: SessionState) -> list[bytes]:
+    """The messages that rebuild a session's `state` on a fresh connection:
+    its `initialize`, `notifications/initialized`, its last
+    `logging/setLevel`, a `resources/subscribe` per URI."""
+    found = [state.initialize]
+    if state.initialized:
+        found.append(b'{"jsonrpc":"2.0","method":"notifications/initialized"}')
+    requests = [("logging/setLevel", state.level)] if state.level is not None else []
+    requests += [
+        ("resources/subscribe", msgspec.json.encode({"uri": uri}))
+        for uri in state.subscriptions
+    ]
+    for number, (method, params) in enumerate(requests):
+        found.append(
+            b'{"jsonrpc":"2.0","id":"rebuild-%d","method":%b,"params":%b}'
+            % (number, msgspec.json.encode(method), params)
+        )
+    return found
+
+
 async def replay_state(mux: SessionMux, raw: bytes) -> None:
-    """Feed one logged message to a session being rebuilt; a request's
-    answer is awaited, then dropped."""
+    """Feed one message of a session being rebuilt; a request's answer is
+    awaited, then dropped."""
     try:
         message = read_messages(raw)
     except BadMessage:

@@ -70,8 +70,10 @@ from .asgi import closing, read_body, respond, serve_lifespan
 from .auth import (
     AuthChallenge,
     HttpRequest,
-    authenticate_with,
+    authenticate_request,
     authorize_requests,
+    current_request,
+    request_of,
     request_principal,
 )
 from .cluster import unreachable
@@ -235,8 +237,10 @@ class McpHttpApp(LegacySessions):
             if event_store is not None and event_store is not cluster.events:
                 raise ValueError("a cluster's event store is its own: cluster.events")
             resumable, event_store = True, cluster.events
-            if idle_timeout_s is not None:
-                cluster.sessions.ttl_ms = max(1, int(idle_timeout_s * 1000))
+            # No idle timeout: the record lives until the session ends.
+            cluster.sessions.ttl_ms = (
+                0 if idle_timeout_s is None else max(1, int(idle_timeout_s * 1000))
+            )
         self.cluster = cluster
         self.session = session
         self.path = path
@@ -270,6 +274,7 @@ class McpHttpApp(LegacySessions):
         self._answering: set[asyncio.Task[None]] = set()
         self._touched: dict[str, float] = {}
         self._locating: dict[str, asyncio.Lock] = {}
+        self._detaching: dict[str, asyncio.Event] = {}
         self._leaving = False
 
     # -- ASGI --
@@ -301,11 +306,14 @@ class McpHttpApp(LegacySessions):
             refused = check_request(method, headers, self.policy)
             if refused is not None:
                 raise Refused(refused)
-            principal = await self._authenticate(scope, headers)
+            request = request_of(scope, headers)
+            principal = await self._authenticate(request)
             token = request_principal.set(principal)
+            served = current_request.set(request)
             try:
                 await self._route(method, headers, receive, send, principal)
             finally:
+                current_request.reset(served)
                 request_principal.reset(token)
         except Refused as refusal:
             error = refusal.error
@@ -372,10 +380,10 @@ class McpHttpApp(LegacySessions):
         if self.cluster is not None:
             await self.cluster.aclose()
 
-    async def _authenticate(self, scope: Scope, headers: HttpHeaders) -> object:
+    async def _authenticate(self, request: HttpRequest) -> object:
         if self.authenticate is None:
             return None
-        return await authenticate_with(self.authenticate, scope, headers)
+        return await authenticate_request(self.authenticate, request)
 
     async def _route(
         self,
@@ -474,7 +482,7 @@ def http_app(
     *,
     path: str = "/mcp",
     policy: SecurityPolicy | None = None,
-    legacy_sse: bool = True,
+    legacy_sse: bool | None = None,
     redis: str | FromEnv | None = FROM_ENV,
     redis_prefix: str = REDIS_PREFIX,
     **options: Any,
@@ -491,10 +499,24 @@ def http_app(
     this one instance of several on that Redis: the session shares its keys
     and tasks (`protocol.redis_switch.share_redis`) and legacy sessions and
     their streams are served by any instance (a `Cluster`; see
-    `redis_parts`); keys under `redis_prefix`."""
+    `redis_parts`); keys under `redis_prefix`.
+
+    `legacy_sse` None (the default) mounts HTTP+SSE unless the app is one
+    instance of a cluster: an HTTP+SSE session lives on the instance whose
+    `/sse` stream opened it and cannot move, so its POSTs landing on another
+    instance would fail. `legacy_sse=True` with a cluster is refused
+    (`ValueError`)."""
     url = resolve_redis_url(redis)
     if url is not None:
         options.update(redis_parts(session, url, redis_prefix, options))
+    clustered = options.get("cluster") is not None
+    if legacy_sse and clustered:
+        raise ValueError(
+            "legacy_sse=True cannot serve a cluster: HTTP+SSE (2024-11-05) "
+            "sessions live on one instance and cannot move between instances"
+        )
+    if legacy_sse is None:
+        legacy_sse = not clustered
     guards = policy or SecurityPolicy.for_bind("127.0.0.1", 0)
     app: Any = McpHttpApp(session, path=path, policy=guards, **options)
     auth: HttpAuth | None = options.get("auth")
@@ -534,7 +556,7 @@ def serve_http(
     port: int = 8000,
     path: str = "/mcp",
     log_level: str = "warning",
-    legacy_sse: bool = True,
+    legacy_sse: bool | None = None,
     shutdown_timeout_s: float | None = DEFAULT_SHUTDOWN_TIMEOUT_S,
     redis: str | FromEnv | None = FROM_ENV,
     redis_prefix: str = REDIS_PREFIX,

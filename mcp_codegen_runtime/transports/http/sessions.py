@@ -57,6 +57,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Generator
 
 __all__ = [
+    "ANY_OWNER",
     "DEFAULT_IDLE_TIMEOUT_S",
     "DEFAULT_MAX_SESSIONS",
     "DEFAULT_MAX_SESSIONS_PER_PRINCIPAL",
@@ -64,6 +65,7 @@ __all__ = [
     "SESSION_ID_HEADER",
     "SessionLimitError",
     "SessionRegistry",
+    "first_request_id",
     "is_valid_session_id",
     "new_session_id",
 ]
@@ -79,9 +81,25 @@ DEFAULT_MAX_SESSIONS_PER_PRINCIPAL: Final = 100
 T = TypeVar("T")
 
 
+ANY_OWNER: Final = object()
+"""Given as the owner to `SessionRegistry.use`: whoever owns the session
+(the caller was checked elsewhere, as for a stream another instance relays)."""
+
+
 def new_session_id() -> str:
     """A fresh, cryptographically random session id."""
     return secrets.token_urlsafe(32)
+
+
+FIRST_REQUEST_IDS: Final = 2**53 - 2**32
+"""A session's first request id to its client is below this: it counts up
+from there, every id an exact JSON number in JavaScript (< 2**53)."""
+
+
+def first_request_id() -> int:
+    """A random first id for a session's requests to its client, so that two
+    processes serving one session in turn (a moved one) do not share ids."""
+    return 1 + secrets.randbelow(FIRST_REQUEST_IDS)
 
 
 _SESSION_ID = re.compile(rf"[\x21-\x7e]{{1,{MAX_SESSION_ID_LENGTH}}}\Z")
@@ -184,6 +202,15 @@ class SessionRegistry(Generic[T]):
             SessionLimitError: `max_sessions` are live, even after expiry, or
                 `max_sessions_per_owner` of `owner`'s, all in use.
         """
+        session_id = new_session_id()
+        while session_id in self._entries:  # pragma: no cover - 2**-256
+            session_id = new_session_id()
+        self._insert(session_id, value, owner)
+        return session_id
+
+    def _insert(self, session_id: str, value: T, owner: object) -> None:
+        """Register `value` under `session_id`, making room (or refusing)
+        within the limits."""
         now = self._clock()
         self.sweep(now)
         key = _Owner(owner)
@@ -192,12 +219,8 @@ class SessionRegistry(Generic[T]):
             self._evict(key, cap)
         if self.max_sessions is not None and len(self._entries) >= self.max_sessions:
             raise SessionLimitError(self.max_sessions)
-        session_id = new_session_id()
-        while session_id in self._entries:  # pragma: no cover - 2**-256
-            session_id = new_session_id()
         self._entries[session_id] = _Entry(value, now, key)
         self._owned[key] = self._owned.get(key, 0) + 1
-        return session_id
 
     def _evict(self, owner: _Owner, cap: int) -> None:
         """Remove the least recently used session of `owner` not in use."""
@@ -219,16 +242,7 @@ class SessionRegistry(Generic[T]):
         """
         if not is_valid_session_id(session_id) or session_id in self._entries:
             raise ValueError(f"cannot adopt session {session_id[:80]!r}")
-        now = self._clock()
-        self.sweep(now)
-        key = _Owner(owner)
-        cap = self.max_sessions_per_owner
-        if cap is not None and self._owned.get(key, 0) >= cap:
-            self._evict(key, cap)
-        if self.max_sessions is not None and len(self._entries) >= self.max_sessions:
-            raise SessionLimitError(self.max_sessions)
-        self._entries[session_id] = _Entry(value, now, key)
-        self._owned[key] = self._owned.get(key, 0) + 1
+        self._insert(session_id, value, owner)
 
     def find(self, session_id: str) -> T | None:
         """The session's value whoever owns it, its idle time restarting
@@ -327,7 +341,7 @@ class SessionRegistry(Generic[T]):
         if not is_valid_session_id(session_id):
             return None
         entry = self._entries.get(session_id)
-        if entry is None or entry.owner != _Owner(owner):
+        if entry is None or (owner is not ANY_OWNER and entry.owner != _Owner(owner)):
             return None
         return entry
 

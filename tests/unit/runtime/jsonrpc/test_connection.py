@@ -257,6 +257,30 @@ async def test_a_timed_out_request_cancels_and_drops_the_late_response(
 
 
 @pytest.mark.anyio
+async def test_requests_count_from_the_first_id_and_pending_ones_can_be_failed() -> (
+    None
+):
+    ours, theirs = memory_pair()
+    peer = Peer(theirs)
+    with anyio.fail_after(LIMIT):
+        async with (
+            Connection(ours, first_request_id=2**40) as connection,
+            anyio.create_task_group() as tasks,
+        ):
+
+            async def ask() -> None:
+                with pytest.raises(TransportError, match="gone elsewhere"):
+                    await connection.request("slow", None, dict)
+
+            tasks.start_soon(ask)
+            assert (await peer.receive())["id"] == 2**40
+            tasks.start_soon(ask)
+            assert (await peer.receive())["id"] == 2**40 + 1
+            connection.fail_pending("gone elsewhere")
+    await theirs.aclose()
+
+
+@pytest.mark.anyio
 async def test_cancelling_the_caller_sends_a_cancel_notification() -> None:
     ours, theirs = memory_pair()
     peer = Peer(theirs)

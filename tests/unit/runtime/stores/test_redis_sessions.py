@@ -1,5 +1,5 @@
 """`RedisSessions`: the shared registry of legacy sessions (owner, home,
-state log, TTL, compare-and-set claim), against a real Redis."""
+recorded state, TTL, compare-and-set claim), against a real Redis."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from redis.asyncio import Redis
 
 from benchmarks.redis_server import RedisServer
 from mcp_codegen_runtime.stores.redis_scripts import RedisClient, RedisLink
-from mcp_codegen_runtime.stores.redis_sessions import RedisSessions
+from mcp_codegen_runtime.stores.redis_sessions import RedisSessions, SessionState
 
 pytestmark = pytest.mark.anyio
 
@@ -63,21 +63,54 @@ async def test_another_owner_finds_no_session(
     assert (found.kind, found.home) == ("remote", "a")
 
 
-async def test_a_session_without_a_live_home_is_claimed_once_with_its_log(
+async def test_a_session_without_a_live_home_is_claimed_once_with_its_state(
     sessions: RedisSessions, raw: Redis
 ) -> None:
     await sessions.open("s1", b"", "a", INIT)
-    assert await sessions.log("s1", b"level")
     looked = await sessions.route("s1", b"", "b", claim=False)
     assert (looked.kind, looked.home) == ("homeless", "a")
     claimed = await sessions.route("s1", b"", "b")
-    assert (claimed.kind, claimed.home, claimed.log) == (
-        "claimed",
-        "a",
-        [INIT, b"level"],
-    )
+    assert (claimed.kind, claimed.home) == ("claimed", "a")
+    assert claimed.state == SessionState(INIT)
     await alive(raw, sessions, "b")
     assert (await sessions.route("s1", b"", "c")).kind == "remote"
+
+
+async def test_the_state_is_the_effect_of_the_changes_not_their_history(
+    sessions: RedisSessions,
+) -> None:
+    await sessions.open("s1", b"", "a", INIT)
+    assert await sessions.record("s1", "initialized")
+    for number in range(50):
+        assert await sessions.record("s1", "level", b'{"level":"%d"}' % number)
+        assert await sessions.record("s1", "subscribe", b"mem://%d" % number)
+    for number in range(1, 50):
+        assert await sessions.record("s1", "unsubscribe", b"mem://%d" % number)
+    assert await sessions.record("s1", "subscribe", b"mem://0")
+    claimed = await sessions.route("s1", b"", "b")
+    assert claimed.state == SessionState(
+        INIT, initialized=True, level=b'{"level":"49"}', subscriptions=["mem://0"]
+    )
+
+
+async def test_without_a_ttl_the_record_does_not_expire(
+    redis_server: RedisServer, redis_prefix: str, raw: Redis
+) -> None:
+    link = RedisLink(redis_server.url, "test", "session")
+
+    async def client() -> RedisClient:
+        return await link.client()
+
+    try:
+        forever = RedisSessions(client, prefix=redis_prefix, ttl_s=None)
+        await forever.open("s1", b"", "a", INIT)
+        await forever.record("s1", "subscribe", b"mem://a")
+        await forever.route("s1", b"", "b", claim=False)
+        await forever.touch("s1")
+        for key in forever.keys("s1"):
+            assert await raw.pttl(key) == -1
+    finally:
+        await link.aclose()
 
 
 async def test_release_is_a_compare_and_set_of_the_home(
@@ -96,6 +129,7 @@ async def test_both_keys_have_the_idle_ttl_renewed_by_use(
     sessions: RedisSessions, raw: Redis
 ) -> None:
     await sessions.open("s1", b"", "a", INIT)
+    assert await sessions.record("s1", "subscribe", b"mem://a")
     for key in sessions.keys("s1"):
         assert 0 < await raw.pttl(key) <= 100_000
         await raw.pexpire(key, 5_000)
@@ -104,5 +138,5 @@ async def test_both_keys_have_the_idle_ttl_renewed_by_use(
         assert await raw.pttl(key) > 5_000
     await sessions.delete("s1")
     assert (await sessions.route("s1", b"", "b")).kind == "unknown"
-    assert not await sessions.log("s1", b"late")
+    assert not await sessions.record("s1", "level", b"{}")
     assert await raw.exists(*sessions.keys("s1")) == 0

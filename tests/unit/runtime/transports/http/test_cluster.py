@@ -306,6 +306,14 @@ async def test_a_refusal_of_the_home_is_the_same_answer_through_another_instance
                 {**headers, "mcp-protocol-version": "1999-01-01"},
             )
             assert bad.status_code == 400
+            local = await post(
+                client,
+                a.url,
+                call(8, "where"),
+                {**headers, "mcp-protocol-version": "1999-01-01"},
+            )
+            assert bad.json() == local.json()
+            assert error_of(bad)["data"]["requested"] == "1999-01-01"
             gates.release.set()
             await blocked.aread()
 
@@ -570,3 +578,189 @@ async def test_a_post_left_in_the_inbox_of_a_leaving_home_moves_with_its_session
         moved = await posting
         assert text_of(moved.json()) == "b"
         assert b.http.sessions.find(session_id) is not None
+
+
+async def test_a_rebuilt_session_never_reuses_the_old_home_request_ids(
+    redis_server: RedisServer, redis_prefix: str, client: httpx.AsyncClient
+) -> None:
+    """A stale answer to the dead home's request must not resolve the new
+    home's: the two ask with different ids."""
+    async with instances(redis_server, redis_prefix, Gates(), 2) as (a, b):
+        session_id = await open_on(client, a.url, roots={})
+        headers = {**BASE, **session_headers(session_id)}
+        async with client.stream(
+            "POST", a.url, json=call(1, "roots"), headers=headers
+        ) as first:
+            _, asked_a = await Events(first).message()
+            kill(a)
+            await expire(redis_server, a)
+            async with client.stream(
+                "POST", b.url, json=call(2, "roots"), headers=headers
+            ) as second:
+                events = Events(second)
+                _, asked_b = await events.message()
+                assert asked_a["id"] != asked_b["id"]
+                for asked in (asked_a, asked_b):
+                    assert 0 < asked["id"] < 2**53
+                answer = {
+                    "jsonrpc": "2.0",
+                    "id": asked_b["id"],
+                    "result": {"roots": [{"uri": "file:///b"}]},
+                }
+                stale = {**answer, "id": asked_a["id"]}
+                stale["result"] = {"roots": [{"uri": "file:///a"}]}
+                for body in (stale, answer):
+                    accepted = await client.post(b.url, json=body, headers=headers)
+                    assert accepted.status_code == 202
+                _, result = await events.message()
+                assert text_of(result) == "b: file:///b"
+
+
+async def test_a_leaving_home_fails_its_requests_to_the_client(
+    redis_server: RedisServer, redis_prefix: str, client: httpx.AsyncClient
+) -> None:
+    """Their answers would reach the next home: the tool sees the failure."""
+    async with instances(redis_server, redis_prefix, Gates(), 2) as (a, _):
+        session_id = await open_on(client, a.url, roots={})
+        headers = {**BASE, **session_headers(session_id)}
+        async with client.stream(
+            "POST", a.url, json=call(1, "roots"), headers=headers
+        ) as response:
+            events = Events(response)
+            _, asked = await events.message()
+            assert asked["method"] == "roots/list"
+            await a.http.aclose()
+            _, result = await events.message()
+            assert "moved to another server instance" in json.dumps(result)
+
+
+async def test_a_session_record_keeps_the_effect_of_what_succeeded_not_a_history(
+    redis_server: RedisServer, redis_prefix: str, client: httpx.AsyncClient
+) -> None:
+    async with instances(redis_server, redis_prefix, Gates(), 2) as (a, b):
+        session_id = await open_on(client, a.url)
+        headers = session_headers(session_id)
+        for number, level in enumerate(["debug", "info", "error"] * 20):
+            url = b.url if number % 2 else a.url
+            params = {"level": level}
+            answered = await post(
+                client, url, rpc(number, "logging/setLevel", params), headers
+            )
+            assert answered.json()["result"] == {}
+        for number, method in enumerate(["resources/subscribe"] * 3, 100):
+            subscribe = rpc(number, method, {"uri": "mem://a"})
+            assert (await post(client, b.url, subscribe, headers)).json()[
+                "result"
+            ] == {}
+        failed = await post(
+            client, b.url, rpc(200, "logging/setLevel", {"level": "loud"}), headers
+        )
+        assert "error" in failed.json()
+        redis = await a.cluster.client()
+        record, subscriptions = a.cluster.sessions.keys(session_id)
+        assert (
+            await redis.execute_command("HGET", record, "level") == b'{"level":"error"}'
+        )
+        assert await redis.execute_command("HGET", record, "initialized") == b"1"
+        assert await redis.execute_command("SMEMBERS", subscriptions) == {b"mem://a"}
+        unsubscribe = rpc(300, "resources/unsubscribe", {"uri": "mem://a"})
+        assert (await post(client, a.url, unsubscribe, headers)).json()["result"] == {}
+        assert not await redis.execute_command("SMEMBERS", subscriptions)
+
+
+async def test_a_get_stream_relayed_through_another_instance_holds_its_session(
+    redis_server: RedisServer, redis_prefix: str, client: httpx.AsyncClient
+) -> None:
+    """As a GET at home does: neither the home's registry nor the record in
+    Redis expires while the stream is open; once its client left, the home
+    holds the session no longer."""
+    idle_s = 1.0
+    gates = Gates()
+    async with AsyncExitStack() as stack:
+        found: list[Instance] = []
+        for name in "ab":
+            app = make_app(name, gates)
+            cluster = Cluster.from_url(
+                redis_server.url, prefix=redis_prefix, lease_s=LEASE_S
+            )
+            http = McpHttpApp(app.session(), cluster=cluster, idle_timeout_s=idle_s)
+            found.append(
+                Instance(app, http, await stack.enter_async_context(serve(http)))
+            )
+        a, b = found
+        session_id = await open_on(client, a.url)
+        headers = session_headers(session_id)
+        stream_headers = {"accept": "text/event-stream", **headers}
+        async with client.stream("GET", b.url, headers=stream_headers) as response:
+            assert response.status_code == 200
+            await eventually(lambda: bool(a.http._detaching))
+            await asyncio.sleep(idle_s * 2.5)
+            for url in (b.url, a.url):
+                answered = await post(client, url, call(1, "where"), headers)
+                assert text_of(answered.json()) == "a"
+        await eventually(lambda: not a.http._detaching)
+
+
+class Who:
+    """A principal object whose binding is its subject alone."""
+
+    def __init__(self, subject: str, roles: tuple[str, ...]) -> None:
+        self.subject = subject
+        self.roles = roles
+
+    @property
+    def binding(self) -> str:
+        return self.subject
+
+    def __repr__(self) -> str:
+        return f"Who({self.subject!r}, {self.roles!r})"
+
+
+async def test_a_forwarded_request_is_authenticated_again_at_the_home(
+    redis_server: RedisServer, redis_prefix: str, client: httpx.AsyncClient
+) -> None:
+    """Its handler sees the principal object, as at home; credentials that
+    fail, or name another principal than the session's, are refused there."""
+    from mcp_codegen_runtime.transports.http.server import http_principal
+
+    def make(name: str) -> McpHttpApp:
+        app = App(f"p-{name}", version="1")
+
+        @app.tool()
+        def whoami() -> str:
+            """Who calls."""
+            return repr(http_principal())
+
+        async def authenticate(request: Any) -> object:
+            user = request.headers.get("x-user")
+            token = request.headers.get("x-token")
+            if user is None or request.client is None:
+                return None
+            if name == "b" or token == "good":  # b takes any token
+                return Who(user, ("admin",))
+            if token == "other":  # a reads it as another principal
+                return Who("mallory", ())
+            return None
+
+        cluster = Cluster.from_url(
+            redis_server.url, prefix=redis_prefix, lease_s=LEASE_S
+        )
+        return McpHttpApp(app.session(), cluster=cluster, authenticate=authenticate)
+
+    async with serve(make("a")) as a_url, serve(make("b")) as b_url:
+        alice = {"x-user": "alice", "x-token": "good"}
+        opened = await post(client, a_url, initialize(0, "2025-11-25"), alice)
+        session_id = opened.headers["mcp-session-id"]
+        headers = {**session_headers(session_id), **alice}
+        for number, url in enumerate((a_url, b_url)):
+            answered = await post(client, url, call(number, "whoami"), headers)
+            assert text_of(answered.json()) == "Who('alice', ('admin',))"
+        other = await post(
+            client, b_url, call(4, "whoami"), {**headers, "x-token": "other"}
+        )
+        assert other.status_code == 404
+        refused = await post(
+            client, b_url, call(5, "whoami"), {**headers, "x-token": "bad"}
+        )
+        assert refused.status_code == 401
+        assert refused.headers["www-authenticate"] == "Bearer"

@@ -210,3 +210,29 @@ def test_serve_workers_runs_a_factory_in_processes_sharing_redis(
     assert os.environ["MCP_REDIS_URL"] == redis_server.url
     with pytest.raises(SystemExit, match="error: cannot reach Redis at "):
         serve_workers("pkg:make", workers=2, redis=f"redis://127.0.0.1:{free_port()}")
+
+
+def test_a_cluster_leaves_out_http_sse_and_refuses_it_when_asked() -> None:
+    """HTTP+SSE sessions cannot move between instances: not mounted with a
+    cluster by default, refused when asked for."""
+    from mcp_codegen_runtime.transports.http.legacy_sse import LegacySseApp
+
+    alone = http_app(echo_session(), redis=None)
+    assert isinstance(alone, LegacySseApp)
+    clustered = http_app(echo_session(), redis="redis://127.0.0.1:1/0")
+    assert isinstance(clustered, McpHttpApp)
+    assert clustered.cluster is not None
+    with pytest.raises(ValueError, match=r"HTTP\+SSE .* cannot move"):
+        http_app(echo_session(), redis="redis://127.0.0.1:1/0", legacy_sse=True)
+
+
+def test_without_an_idle_timeout_the_cluster_records_do_not_expire() -> None:
+    url = "redis://127.0.0.1:1/0"
+    timed = McpHttpApp(echo_session(), cluster=Cluster.from_url(url))
+    assert timed.cluster is not None
+    assert timed.cluster.sessions.ttl_ms == 1_800_000
+    forever = McpHttpApp(
+        echo_session(), cluster=Cluster.from_url(url), idle_timeout_s=None
+    )
+    assert forever.cluster is not None
+    assert forever.cluster.sessions.ttl_ms == 0

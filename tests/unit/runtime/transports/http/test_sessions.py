@@ -380,3 +380,15 @@ def test_adopt_registers_a_session_under_an_id_given_elsewhere() -> None:
     assert registry.discard("s" * 43) == "rebuilt"
     assert registry.discard("s" * 43) is None
     assert registry.find("s" * 43) is None
+
+
+def test_first_request_ids_are_random_and_stay_exact_in_javascript() -> None:
+    from mcp_codegen_runtime.transports.http.sessions import (
+        FIRST_REQUEST_IDS,
+        first_request_id,
+    )
+
+    found = {first_request_id() for _ in range(100)}
+    assert len(found) == 100
+    assert all(0 < found_id <= FIRST_REQUEST_IDS for found_id in found)
+    assert FIRST_REQUEST_IDS + 2**32 <= 2**53
