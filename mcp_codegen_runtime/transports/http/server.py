@@ -51,10 +51,10 @@ from mcp_codegen_runtime.jsonrpc.envelope import (
 )
 from mcp_codegen_runtime.jsonrpc.serving import reset_peer_address, set_peer_address
 from mcp_codegen_runtime.protocol.redis_switch import (
-    DEFAULT_PREFIX as REDIS_PREFIX,
     FROM_ENV,
     FromEnv,
     check_redis,
+    resolve_redis_prefix,
     resolve_redis_url,
     share_redis,
 )
@@ -476,7 +476,7 @@ def http_app(
     policy: SecurityPolicy | None = None,
     legacy_sse: bool = True,
     redis: str | FromEnv | None = FROM_ENV,
-    redis_prefix: str = REDIS_PREFIX,
+    redis_prefix: str | FromEnv = FROM_ENV,
     **options: Any,
 ) -> Any:
     """The ASGI app `serve_http` runs: `McpHttpApp` at `path`, and, with
@@ -491,10 +491,12 @@ def http_app(
     this one instance of several on that Redis: the session shares its keys
     and tasks (`protocol.redis_switch.share_redis`) and legacy sessions and
     their streams are served by any instance (a `Cluster`; see
-    `redis_parts`); keys under `redis_prefix`."""
+    `redis_parts`); keys under `redis_prefix` (left out: `$MCP_REDIS_PREFIX`
+    when set, else "mcp:")."""
     url = resolve_redis_url(redis)
     if url is not None:
-        options.update(redis_parts(session, url, redis_prefix, options))
+        prefix = resolve_redis_prefix(redis_prefix)
+        options.update(redis_parts(session, url, prefix, options))
     guards = policy or SecurityPolicy.for_bind("127.0.0.1", 0)
     app: Any = McpHttpApp(session, path=path, policy=guards, **options)
     auth: HttpAuth | None = options.get("auth")
@@ -537,7 +539,7 @@ def serve_http(
     legacy_sse: bool = True,
     shutdown_timeout_s: float | None = DEFAULT_SHUTDOWN_TIMEOUT_S,
     redis: str | FromEnv | None = FROM_ENV,
-    redis_prefix: str = REDIS_PREFIX,
+    redis_prefix: str | FromEnv = FROM_ENV,
     **options: Any,
 ) -> None:
     """Serve `session` over HTTP with uvicorn until interrupted (see `http_app`).
@@ -552,11 +554,10 @@ def serve_http(
     With `redis` (see `http_app`), a Redis that cannot be reached stops the
     start with one line naming it (`SystemExit`), before anything listens.
     """
-    import uvicorn
-
     url = resolve_redis_url(redis)
+    prefix = resolve_redis_prefix(redis_prefix)
     if url is not None:
-        check_redis(url, prefix=redis_prefix)
+        check_redis(url, prefix=prefix)
     session.prepare()
     options.setdefault("policy", SecurityPolicy.for_bind(host, port))
     app = http_app(
@@ -564,9 +565,32 @@ def serve_http(
         path=path,
         legacy_sse=legacy_sse,
         redis=url,
-        redis_prefix=redis_prefix,
+        redis_prefix=prefix,
         **options,
     )
+    run_uvicorn(
+        app,
+        host=host,
+        port=port,
+        log_level=log_level,
+        shutdown_timeout_s=shutdown_timeout_s,
+    )
+
+
+def run_uvicorn(
+    app: Any,
+    *,
+    host: str,
+    port: int,
+    log_level: str,
+    shutdown_timeout_s: float | None,
+    **options: Any,
+) -> None:
+    """Run uvicorn (with the lifespan on) as `serve_http` and `serve_workers`
+    both do: once stopping, open responses get `shutdown_timeout_s` (None:
+    forever). `options` go to `uvicorn.run` (`factory`, `workers`)."""
+    import uvicorn
+
     uvicorn.run(
         app,
         host=host,
@@ -576,4 +600,5 @@ def serve_http(
         timeout_graceful_shutdown=(
             None if shutdown_timeout_s is None else math.ceil(shutdown_timeout_s)
         ),
+        **options,
     )

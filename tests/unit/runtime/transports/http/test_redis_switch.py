@@ -210,3 +210,28 @@ def test_serve_workers_runs_a_factory_in_processes_sharing_redis(
     assert os.environ["MCP_REDIS_URL"] == redis_server.url
     with pytest.raises(SystemExit, match="error: cannot reach Redis at "):
         serve_workers("pkg:make", workers=2, redis=f"redis://127.0.0.1:{free_port()}")
+
+
+def test_serve_workers_passes_the_redis_prefix_to_the_workers(
+    monkeypatch: pytest.MonkeyPatch, redis_server: RedisServer, redis_prefix: str
+) -> None:
+    """The workers are fresh processes: the prefix reaches them through
+    `$MCP_REDIS_PREFIX`, which `App` and `http_app` read when not given one."""
+    import os
+
+    import uvicorn
+
+    from mcp_codegen_runtime.app import App
+    from mcp_codegen_runtime.transports.http.workers import serve_workers
+
+    monkeypatch.setattr(uvicorn, "run", lambda app, **o: None)
+    monkeypatch.setenv("MCP_REDIS_URL", "")
+    monkeypatch.setenv("MCP_REDIS_PREFIX", "")
+    serve_workers(
+        "pkg:make", workers=2, redis=redis_server.url, redis_prefix=redis_prefix
+    )
+    assert os.environ["MCP_REDIS_PREFIX"] == redis_prefix
+    assert App("worker", redis=None).redis_prefix == redis_prefix
+    assert App("worker", redis=None, redis_prefix="other:").redis_prefix == "other:"
+    monkeypatch.setenv("MCP_REDIS_PREFIX", "")
+    assert App("worker", redis=None).redis_prefix == "mcp:"
