@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any, Final, Literal, cast
 from .redis_scripts import LuaScript, RedisClient
 
 if TYPE_CHECKING:
-    from collections.abc import Awaitable, Callable
+    from collections.abc import Awaitable, Callable, Sequence
 
 __all__ = ["DEFAULT_PREFIX", "RedisSessions", "Route"]
 
@@ -77,6 +77,18 @@ redis.call('HSET', KEYS[1], 'home', '')
 return 1
 """
 """KEYS: session. ARGV: this instance. Releases the session if ours."""
+
+_RELEASE_ALL = """
+local released = 0
+for _, key in ipairs(KEYS) do
+  if redis.call('HGET', key, 'home') == ARGV[1] then
+    redis.call('HSET', key, 'home', '')
+    released = released + 1
+  end
+end
+return released
+"""
+"""KEYS: sessions. ARGV: this instance. Releases those that are ours."""
 
 _TOUCH = """
 redis.call('PEXPIRE', KEYS[1], ARGV[1])
@@ -130,6 +142,7 @@ class RedisSessions:
         self._log = LuaScript(_LOG)
         self._route = LuaScript(_ROUTE)
         self._release = LuaScript(_RELEASE)
+        self._release_all = LuaScript(_RELEASE_ALL)
         self._touch = LuaScript(_TOUCH)
 
     def keys(self, session_id: str) -> list[bytes]:
@@ -173,6 +186,15 @@ class RedisSessions:
             await self._client(), self.keys(session_id)[:1], [me]
         )
         return bool(found)
+
+    async def release_all(self, session_ids: Sequence[str], me: str) -> int:
+        """`release` each of `session_ids` that `me` holds, in one round
+        trip (a shutdown with a slow Redis waits once, not per session);
+        how many were released."""
+        if not session_ids:
+            return 0
+        keys = [self.keys(session_id)[0] for session_id in session_ids]
+        return int(await self._release_all(await self._client(), keys, [me]))
 
     async def touch(self, session_id: str) -> None:
         """Renew the session's TTL."""

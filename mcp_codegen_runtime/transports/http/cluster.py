@@ -269,11 +269,10 @@ class Cluster:
 
     async def stop_reading(self) -> list[Op]:
         """Stop the inbox reader; the ops still unread, to hand back."""
-        if self._reader is not None:
-            self._reader.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._reader
-            self._reader = None
+        reader, self._reader = self._reader, None
+        if reader is not None:
+            reader.cancel()
+            await asyncio.wait([reader])  # a cancelled caller stays cancelled
         if not self.started:
             return []
         client = await self.client()
@@ -286,9 +285,10 @@ class Cluster:
                 ops.append(_decode_op(entry_field(fields)[1]))
         return ops
 
-    async def aclose(self) -> None:
+    async def aclose(self, *, timeout_s: float | None = None) -> None:
         """Leave the cluster: stop the heartbeat, delete the liveness key
-        and the inbox, close the client made here."""
+        and the inbox (giving up after `timeout_s`: the lease and the
+        inbox's TTL then expire them), close the client made here."""
         self.closed = True
         for task in self._tasks:
             task.cancel()
@@ -296,15 +296,20 @@ class Cluster:
             with contextlib.suppress(asyncio.CancelledError):
                 await task
         self._tasks = []
-        if self._reader is not None:
-            await self.stop_reading()
+        reader, self._reader = self._reader, None
+        if reader is not None:
+            reader.cancel()
+            await asyncio.wait([reader])
         if self.started:
             with contextlib.suppress(Exception):
-                client = await self.client()
-                await client.execute_command(
-                    "DEL",
-                    self.instance_key(self.instance_id),
-                    self.inbox_key(self.instance_id),
-                )
+                async with asyncio.timeout(
+                    None if timeout_s is None else max(timeout_s, 0.0)
+                ):
+                    client = await self.client()
+                    await client.execute_command(
+                        "DEL",
+                        self.instance_key(self.instance_id),
+                        self.inbox_key(self.instance_id),
+                    )
         if self._owns_link:
             await self.link.aclose()

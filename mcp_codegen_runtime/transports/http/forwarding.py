@@ -136,6 +136,26 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 
+class LeaveBudget:
+    """The time the Redis steps of leaving a cluster share: each Redis call
+    may wait its socket timeout, and a Redis that stopped answering must not
+    hold a shutdown once per step (or per session)."""
+
+    def __init__(self, seconds: float = CLOSE_TIMEOUT_S) -> None:
+        self.left = seconds
+
+    @contextlib.asynccontextmanager
+    async def spend(self) -> AsyncGenerator[None]:
+        """Bound the block by what is left (`TimeoutError` past it), and
+        take the time it took off."""
+        began = time.monotonic()
+        try:
+            async with asyncio.timeout(max(self.left, 0.0)):
+                yield
+        finally:
+            self.left -= time.monotonic() - began
+
+
 class ClusterMember:
     """The cluster side of `McpHttpApp` (one of its bases): finding a legacy
     session's home, forwarding ops to it and relaying what it stores, serving
@@ -642,30 +662,32 @@ class ClusterMember:
         except Exception as error:  # readers then see the writer die
             logger.warning("could not end stream %.8s...: %s", stored.id, error)
 
-    async def _leave(self, cluster: Cluster) -> None:
+    async def _leave(self, cluster: Cluster, budget: LeaveBudget) -> None:
         """Graceful shutdown in a cluster: release every session held here
         (the next request rebuilds it elsewhere), send back the ops still in
         the inbox (a POST's forwarder looks again), and let the requests in
-        flight finish, up to `CLOSE_TIMEOUT_S`, their answers stored."""
+        flight finish, up to `CLOSE_TIMEOUT_S`, their answers stored. The
+        Redis steps spend `budget` (a frozen Redis costs it once)."""
         if not cluster.started or cluster.closed:
             return
         self._leaving = True
-        for session_id in self.sessions.ids():
-            try:
-                await cluster.sessions.release(session_id, cluster.instance_id)
-            except Exception as error:
-                logger.warning(
-                    "could not release session %.8s...: %s", session_id, error
-                )
         try:
-            ops = await cluster.stop_reading()
+            async with budget.spend():
+                await cluster.sessions.release_all(
+                    self.sessions.ids(), cluster.instance_id
+                )
         except Exception as error:
-            logger.warning("could not read the inbox: %s", error)
-            ops = []
-        for op in ops:
-            try:
-                await self._serve_op(op)
-            except Exception as error:
-                logger.warning("a %s op left unserved: %s", op.op, error)
+            logger.warning("could not release the sessions: %r", error)
+        try:
+            async with budget.spend():
+                for op in await cluster.stop_reading():
+                    try:
+                        await self._serve_op(op)
+                    except Exception as error:
+                        if isinstance(error, TimeoutError):
+                            raise
+                        logger.warning("a %s op left unserved: %s", op.op, error)
+        except Exception as error:
+            logger.warning("could not hand the inbox back: %r", error)
         if self._answering:
             await asyncio.wait(set(self._answering), timeout=CLOSE_TIMEOUT_S)

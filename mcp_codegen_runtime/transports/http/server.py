@@ -75,6 +75,7 @@ from .auth import (
     request_principal,
 )
 from .cluster import unreachable
+from .forwarding import LeaveBudget
 from .headers import (
     PROTOCOL_VERSION_HEADER,
     SESSION_HEADER,
@@ -355,9 +356,11 @@ class McpHttpApp(LegacySessions):
         """End every legacy session, and wait up to `CLOSE_TIMEOUT_S` for
         their runners and closers to finish (those still running are then
         cancelled). In a cluster, sessions are handed over first (see
-        `_leave`)."""
+        `_leave`); its Redis steps, leaving the cluster included, share
+        `CLOSE_TIMEOUT_S` (`LeaveBudget`)."""
+        budget = LeaveBudget()
         if self.cluster is not None:
-            await self._leave(self.cluster)
+            await self._leave(self.cluster, budget)
         for _, state in self.sessions.close_all():
             self._end(state, forget=self.cluster is None)
         await self.session.aclose()
@@ -370,7 +373,7 @@ class McpHttpApp(LegacySessions):
                 if self.cluster is not None:  # let them end their streams
                     await asyncio.wait(pending, timeout=CANCELLED_GRACE_S)
         if self.cluster is not None:
-            await self.cluster.aclose()
+            await self.cluster.aclose(timeout_s=budget.left)
 
     async def _authenticate(self, scope: Scope, headers: HttpHeaders) -> object:
         if self.authenticate is None:

@@ -570,3 +570,32 @@ async def test_a_post_left_in_the_inbox_of_a_leaving_home_moves_with_its_session
         moved = await posting
         assert text_of(moved.json()) == "b"
         assert b.http.sessions.find(session_id) is not None
+
+
+async def test_leaving_with_a_frozen_redis_takes_one_bounded_wait(
+    redis_prefix: str, client: httpx.AsyncClient
+) -> None:
+    """Each Redis call may wait its socket timeout (here longer than LIMIT);
+    leaving releases every session in one call and bounds all of its Redis
+    steps together by `CLOSE_TIMEOUT_S`."""
+    import signal
+
+    from benchmarks.redis_server import ensure_redis_server
+    from mcp_codegen_runtime.transports.http.relay import CLOSE_TIMEOUT_S
+
+    assert CLOSE_TIMEOUT_S < LIMIT
+    with RedisServer(ensure_redis_server()) as own:
+        assert own._proc is not None
+        cluster = Cluster.from_url(
+            own.url, prefix=redis_prefix, lease_s=LEASE_S, timeout_s=LIMIT
+        )
+        http = McpHttpApp(make_app("a", Gates()).session(), cluster=cluster)
+        async with serve(http) as url:
+            for _ in range(4):
+                await open_on(client, url)
+            own._proc.send_signal(signal.SIGSTOP)
+            try:
+                with anyio.fail_after(LIMIT):
+                    await http.aclose()
+            finally:
+                own._proc.send_signal(signal.SIGCONT)
