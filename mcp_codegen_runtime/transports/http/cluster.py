@@ -9,8 +9,10 @@ forwards it there and relays what the home stores in the shared event store
   `<prefix>instance:<id>` set with a lease (`lease_s`), renewed every
   lease/3 while it runs; an instance whose key is gone is dead;
 - an inbox per instance, the Redis Stream `<prefix>inbox:<id>`: `send`
-  XADDs an `Op` to another instance's, one reader task per instance (XREAD
-  BLOCK) hands each op of its own to the app in order;
+  XADDs an `Op` to another instance's (refused, `InboxFullError`, when it
+  holds `inbox_max` unread ops: none is ever trimmed unread), one reader
+  task per instance (XREAD BLOCK) hands each op of its own to the app in
+  order, then trims what it read;
 - the session registry (`RedisSessions`, keys `<prefix>session:...`) and
   the event store (`RedisEventStore`, keys `<prefix>events:...`).
 
@@ -41,7 +43,14 @@ from mcp_codegen_runtime.stores.redis_sessions import RedisSessions
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable
 
-__all__ = ["DEFAULT_LEASE_S", "DEFAULT_PREFIX", "Cluster", "Op", "unreachable"]
+__all__ = [
+    "DEFAULT_LEASE_S",
+    "DEFAULT_PREFIX",
+    "Cluster",
+    "InboxFullError",
+    "Op",
+    "unreachable",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -53,12 +62,19 @@ INBOX_MAXLEN: Final = 10_000
 
 
 _SEND = """
-redis.call('XADD', KEYS[1], 'MAXLEN', '~', ARGV[1], '*', 'o', ARGV[2])
+if redis.call('XLEN', KEYS[1]) >= tonumber(ARGV[1]) then return 0 end
+redis.call('XADD', KEYS[1], '*', 'o', ARGV[2])
 redis.call('PEXPIRE', KEYS[1], ARGV[3])
 return 1
 """
 """KEYS: inbox. ARGV: its bound, the op, its TTL (ms): an inbox no one
-reads (its instance gone) vanishes."""
+reads (its instance gone) vanishes. 0: the inbox is full (nothing added:
+an op is never trimmed unread)."""
+
+
+class InboxFullError(Exception):
+    """The inbox of the instance an op was sent to holds `inbox_max` ops
+    it has not read yet: it is not keeping up (try again later)."""
 
 
 class Op(msgspec.Struct, omit_defaults=True):
@@ -106,6 +122,8 @@ class Cluster:
         prefix: put before every key (give every instance the same).
         lease_s: how long an instance counts as alive after a heartbeat.
         timeout_s: the socket timeout of a client made from a URL.
+        inbox_max: how many unread ops an inbox holds before `send` to it
+            is refused.
     """
 
     def __init__(
@@ -115,13 +133,17 @@ class Cluster:
         prefix: str = DEFAULT_PREFIX,
         lease_s: float = DEFAULT_LEASE_S,
         timeout_s: float = DEFAULT_TIMEOUT_S,
+        inbox_max: int = INBOX_MAXLEN,
     ) -> None:
+        if inbox_max < 1:
+            raise ValueError(f"inbox_max must be positive: {inbox_max}")
         if not lease_s > 0:
             raise ValueError(f"lease_s must be positive: {lease_s}")
         if not timeout_s > 0:
             raise ValueError(f"timeout_s must be positive: {timeout_s}")
         self.lease_s = lease_s
         self.timeout_s = timeout_s
+        self.inbox_max = inbox_max
         options = {
             "socket_timeout": timeout_s + lease_s / 2,
             "socket_connect_timeout": timeout_s,
@@ -212,9 +234,15 @@ class Cluster:
         return bool(await client.execute_command("EXISTS", self.instance_key(instance)))
 
     async def send(self, instance: str, op: Op) -> None:
-        """Put `op` in the inbox of `instance` (one round trip)."""
-        args: list[Any] = [INBOX_MAXLEN, _encode_op(op), int(self.lease_s * 3000)]
-        await self._send(await self.client(), [self.inbox_key(instance)], args)
+        """Put `op` in the inbox of `instance` (one round trip).
+
+        Raises:
+            InboxFullError: that inbox holds `inbox_max` unread ops.
+        """
+        args: list[Any] = [self.inbox_max, _encode_op(op), int(self.lease_s * 3000)]
+        key = self.inbox_key(instance)
+        if not await self._send(await self.client(), [key], args):
+            raise InboxFullError(instance)
 
     async def _heartbeat(self) -> None:
         while True:
@@ -253,6 +281,17 @@ class Cluster:
             for entry_id, fields in entries:
                 self._last_read = entry_id
                 await self._serve_one(serve, fields)
+            if entries:
+                await self._trim(client, key)
+
+    async def _trim(self, client: RedisClient, key: bytes) -> None:
+        """Drop the ops read (they count against `inbox_max`)."""
+        ms, _, seq = self._last_read.partition(b"-")
+        after = ms + b"-" + str(int(seq) + 1).encode()
+        try:
+            await client.execute_command("XTRIM", key, "MINID", after)
+        except Exception as error:  # the next batch trims them
+            logger.warning("cluster inbox trim failed: %s", error)
 
     async def _serve_one(
         self, serve: Callable[[Op], Awaitable[None]], fields: Any

@@ -28,7 +28,10 @@ says for an unknown one or another principal's) and:
 A GET with `Last-Event-ID` of a stream no local task is storing replays it,
 then follows it live to its end. A follower never hangs: a stream whose
 writer instance died before ending it is ended, once, with -32603 for each
-request it still owed ("send it again"). Graceful shutdown (`aclose`)
+request it still owed ("send it again"), and a POST whose live home does
+not take it (mark its stream, `accept`) within `TAKE_BLOCKS` half leases is
+answered 503 "send it again", its stream ended so that the home skips it; an
+inbox full of unread ops refuses more (503). Graceful shutdown (`aclose`)
 releases the sessions, hands the inbox's unserved POSTs back (their
 forwarders look again), lets requests in flight finish for up to
 `CLOSE_TIMEOUT_S` (their answers stored: clients resume elsewhere) and ends
@@ -76,7 +79,7 @@ from .answers import (
 )
 from .asgi import respond, start_sse
 from .auth import request_principal
-from .cluster import Op
+from .cluster import InboxFullError, Op
 from .headers import (
     LAST_EVENT_ID_HEADER,
     PROTOCOL_VERSION_HEADER,
@@ -95,8 +98,10 @@ from .mux import RELEASE, ResponseStream, SessionMux
 from .relay import (
     CLOSE_TIMEOUT_S,
     MOVES,
+    NOT_TAKEN,
     RETRY,
     STATE_METHODS,
+    TAKE_BLOCKS,
     TOUCH_EVERY_S,
     Moved,
     RefusalRecord,
@@ -344,7 +349,7 @@ class ClusterMember:
                 principal=portable_principal(principal),
             )
             if not ids:
-                await cluster.send(home, op)
+                await self._send_op(cluster, home, op)
                 replies = message.replies() if isinstance(message, Batch) else []
                 if replies:
                     answer = b"[" + b",".join(replies) + b"]"
@@ -355,7 +360,7 @@ class ClusterMember:
             op.stream = await cluster.events.create_stream(
                 session_id, writer=home, requests=ids
             )
-            await cluster.send(home, op)
+            await self._send_op(cluster, home, op)
             try:
                 await self._relay_answer(cluster, op.stream, ids, receive, send, extra)
                 return
@@ -374,6 +379,47 @@ class ClusterMember:
             RETRY,
         )
 
+    async def _send_op(self, cluster: Cluster, home: str, op: Op) -> None:
+        """Send `op` to `home`'s inbox; a full one (the home is not keeping
+        up) is 503 with `Retry-After`."""
+        try:
+            await cluster.send(home, op)
+        except InboxFullError:
+            raise Refused(
+                HttpError(
+                    503,
+                    "the session's server instance is overloaded; try again",
+                    ErrorCode.INTERNAL_ERROR,
+                ),
+                RETRY,
+            ) from None
+
+    async def _taken(
+        self, cluster: Cluster, stream_id: str, reply_id: RequestId | None
+    ) -> AsyncGenerator[Tailed]:
+        """The entries of a forwarded POST's stream; when the home, alive,
+        has not taken the op (its `ACCEPTED` mark) within `TAKE_BLOCKS`
+        block periods, the stream is ended with a 503 refusal ("send it
+        again") first, which the home then sees and skips the op."""
+        entries = self._tail(cluster, stream_id)
+        first: Tailed | None = None
+        with anyio.move_on_after(TAKE_BLOCKS * cluster.block_s):
+            first = await anext(entries, None)
+            if first is None:
+                return
+        if first is not None:
+            yield first
+        else:  # cancelled mid-read: that generator is done
+            await entries.aclose()
+            record = RefusalRecord(
+                503, NOT_TAKEN, ErrorCode.INTERNAL_ERROR, reply_id=reply_id
+            )
+            await cluster.events.end_untouched(stream_id, encode_record(record))
+            entries = self._tail(cluster, stream_id)
+        async with contextlib.aclosing(entries):
+            async for entry in entries:
+                yield entry
+
     async def _relay_answer(
         self,
         cluster: Cluster,
@@ -390,7 +436,8 @@ class ClusterMember:
             Refused: the home refused it (the same answer as here).
             Moved: the home left before serving it.
         """
-        entries = self._tail(cluster, stream_id)
+        only = next(iter(ids)) if len(ids) == 1 else None
+        entries = self._taken(cluster, stream_id, only)
         outcome: Refused | Moved | None = None
         probe = ResponseStream(ids)  # only to tell when the answer is whole
         try:
@@ -443,7 +490,7 @@ class ClusterMember:
             await self._relay_resumed(replay.stream, after, head, send, receive, extra)
             return
         stream_id = await cluster.events.create_stream(session_id, writer=home)
-        await cluster.send(home, Op("get", session_id, stream=stream_id))
+        await self._send_op(cluster, home, Op("get", session_id, stream=stream_id))
         await self._relay_resumed(stream_id, "0-0", b": open\n\n", send, receive, extra)
 
     async def _relay_resumed(
@@ -498,7 +545,9 @@ class ClusterMember:
             return
         # Wait for the home to end it, so that no instance serves it after.
         stream_id = await cluster.events.create_stream(session_id, writer=route.home)
-        await cluster.send(route.home, Op("delete", session_id, stream=stream_id))
+        await self._send_op(
+            cluster, route.home, Op("delete", session_id, stream=stream_id)
+        )
         async with contextlib.aclosing(self._tail(cluster, stream_id)) as entries:
             async for _ in entries:
                 pass
@@ -529,6 +578,8 @@ class ClusterMember:
         elif op.op == "get":
             await self._open_forwarded_get(state, op)
         elif op.op == "post":
+            if not await self.cluster.events.accept(op.stream):
+                return  # its forwarder gave up waiting: the client sends again
             try:
                 await self._serve_forwarded_post(state, op)
             except Exception as error:  # its forwarder must not wait for ever

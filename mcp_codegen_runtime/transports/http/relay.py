@@ -72,6 +72,10 @@ MOVES = 3
 REBUILD_STEP_S = 10.0
 """How long a rebuild waits for one logged request's answer."""
 RETRY = MappingProxyType({"retry-after": "1"})
+TAKE_BLOCKS = 6
+"""How many block periods (half leases) a forwarded POST waits for its live
+home to take it before answering `NOT_TAKEN`."""
+NOT_TAKEN = "the session's server instance did not take the request; send it again"
 ABANDONED = (
     "the server instance serving this request stopped before answering; send it again"
 )
@@ -100,7 +104,9 @@ def _outcome(value: bytes) -> Refused | Moved:
     if record.moved:
         return Moved()
     return Refused(
-        HttpError(record.status, record.message, record.code), reply_id=record.reply_id
+        HttpError(record.status, record.message, record.code),
+        RETRY if record.status == 503 else None,
+        reply_id=record.reply_id,
     )
 
 

@@ -599,3 +599,87 @@ async def test_leaving_with_a_frozen_redis_takes_one_bounded_wait(
                     await http.aclose()
             finally:
                 own._proc.send_signal(signal.SIGCONT)
+
+
+async def stop_reading(instance: Instance) -> None:
+    """Stop the inbox reader of `instance`: the ops sent to it wait."""
+    reader = instance.cluster._reader
+    assert reader is not None
+    reader.cancel()
+    await asyncio.wait([reader])
+
+
+def read_again(instance: Instance) -> None:
+    cluster = instance.cluster
+    cluster._reader = asyncio.get_running_loop().create_task(
+        cluster._read(instance.http._serve_op)
+    )
+
+
+async def inbox_length(instance: Instance) -> int:
+    client = await instance.cluster.client()
+    key = instance.cluster.inbox_key(instance.cluster.instance_id)
+    return int(await client.execute_command("XLEN", key))
+
+
+async def test_a_full_inbox_refuses_new_ops_and_keeps_every_unread_one(
+    redis_server: RedisServer, redis_prefix: str, client: httpx.AsyncClient
+) -> None:
+    from mcp_codegen_runtime.transports.http.cluster import Op
+
+    async with instances(redis_server, redis_prefix, Gates(), 2) as (a, b):
+        session_id = await open_on(client, a.url)
+        headers = session_headers(session_id)
+        await stop_reading(a)
+        b.cluster.inbox_max = 2
+        waiting = asyncio.get_running_loop().create_task(
+            post(client, b.url, call(1, "where"), headers)
+        )
+        for _ in range(int(LIMIT / 0.01)):
+            if await inbox_length(a):
+                break
+            await asyncio.sleep(0.01)
+        notice = b'{"jsonrpc":"2.0","method":"notifications/x"}'
+        await b.cluster.send(
+            a.cluster.instance_id, Op("notify", session_id, body=notice)
+        )
+        refused = await post(client, b.url, call(2, "where"), headers)
+        assert refused.status_code == 503, refused.text
+        assert refused.headers["retry-after"]
+        error = error_of(refused)
+        assert error["code"] == -32603
+        assert "overloaded; try again" in error["message"]
+        read_again(a)
+        assert text_of((await waiting).json()) == "a"
+        await eventually_async(lambda: inbox_length(a), 0)
+
+
+async def eventually_async(value: Callable[[], Any], expected: Any) -> None:
+    for _ in range(int(LIMIT / 0.01)):
+        if await value() == expected:
+            return
+        await asyncio.sleep(0.01)
+    raise AssertionError(f"never {expected!r}")
+
+
+async def test_a_post_the_live_home_does_not_take_is_answered_send_it_again(
+    redis_server: RedisServer, redis_prefix: str, client: httpx.AsyncClient
+) -> None:
+    """The home, alive, does not read its inbox: the forwarder gives up after
+    a bounded wait, and the home, reading it later, skips the op."""
+    from mcp_codegen_runtime.transports.http.relay import NOT_TAKEN
+
+    gates = Gates()
+    async with instances(redis_server, redis_prefix, gates, 2) as (a, b):
+        session_id = await open_on(client, a.url)
+        headers = session_headers(session_id)
+        await stop_reading(a)
+        refused = await post(client, b.url, call(1, "block"), headers)
+        assert refused.status_code == 503, refused.text
+        assert refused.headers["retry-after"]
+        assert refused.json()["id"] == 1
+        assert error_of(refused) == {"code": -32603, "message": NOT_TAKEN}
+        read_again(a)
+        later = await post(client, b.url, call(2, "where"), headers)
+        assert text_of(later.json()) == "a"
+        assert not gates.started.is_set()
