@@ -7,7 +7,9 @@ forwards it there and relays what the home stores in the shared event store
 
 - identity and liveness: each instance has a random id and a key
   `<prefix>instance:<id>` set with a lease (`lease_s`), renewed every
-  lease/3 while it runs; an instance whose key is gone is dead;
+  lease/3 while it runs (each beat given at most lease/3), over a
+  connection no request shares (as is the inbox reader's); an instance
+  whose key is gone is dead;
 - an inbox per instance, the Redis Stream `<prefix>inbox:<id>`: `send`
   XADDs an `Op` to another instance's (refused, `InboxFullError`, when it
   holds `inbox_max` unread ops: none is ever trimmed unread), one reader
@@ -154,6 +156,13 @@ class Cluster:
             if isinstance(target, RedisLink)
             else RedisLink(target, "Cluster", "session", options)
         )
+        # The heartbeat and the inbox reader get connections of their own
+        # (a URL's client only), so that no request traffic starves them.
+        self.control = (
+            RedisLink(target, "Cluster", "session", {**options, "max_connections": 2})
+            if isinstance(target, str)
+            else self.link
+        )
         self.prefix = prefix.encode()
         self.instance_id = secrets.token_hex(8)
         self.alive_prefix = self.prefix + b"instance:"
@@ -221,7 +230,7 @@ class Cluster:
     async def beat(self) -> None:
         """Renew this instance's lease."""
         ms = max(1, int(self.lease_s * 1000))
-        client = await self.client()
+        client = await self.control.client()
         await client.execute_command(
             "SET", self.instance_key(self.instance_id), b"1", "PX", ms
         )
@@ -248,7 +257,9 @@ class Cluster:
         while True:
             await asyncio.sleep(self.lease_s / 3)
             try:
-                await self.beat()
+                # Time-boxed: a late beat must not delay the next one.
+                async with asyncio.timeout(self.lease_s / 3):
+                    await self.beat()
             except Exception as error:  # keep beating: Redis may come back
                 logger.warning("cluster heartbeat failed: %s", error)
 
@@ -257,7 +268,7 @@ class Cluster:
         block_ms = max(1, int(self.block_s * 1000))
         while True:
             try:
-                client = await self.client()
+                client = await self.control.client()
                 found = await blocking(
                     client,
                     "XREAD",
@@ -350,5 +361,7 @@ class Cluster:
                         self.instance_key(self.instance_id),
                         self.inbox_key(self.instance_id),
                     )
+        if self.control is not self.link:
+            await self.control.aclose()
         if self._owns_link:
             await self.link.aclose()

@@ -23,7 +23,7 @@ import uvicorn
 from benchmarks.redis_server import RedisServer
 from mcp_codegen_runtime.app import App, Context
 from mcp_codegen_runtime.transports.http import SSEParser
-from mcp_codegen_runtime.transports.http.cluster import Cluster
+from mcp_codegen_runtime.transports.http.cluster import Cluster, Op
 from mcp_codegen_runtime.transports.http.relay import ABANDONED
 from mcp_codegen_runtime.transports.http.server import McpHttpApp
 from tests.unit.runtime.transports.http.test_server import (
@@ -625,7 +625,6 @@ async def inbox_length(instance: Instance) -> int:
 async def test_a_full_inbox_refuses_new_ops_and_keeps_every_unread_one(
     redis_server: RedisServer, redis_prefix: str, client: httpx.AsyncClient
 ) -> None:
-    from mcp_codegen_runtime.transports.http.cluster import Op
 
     async with instances(redis_server, redis_prefix, Gates(), 2) as (a, b):
         session_id = await open_on(client, a.url)
@@ -683,3 +682,41 @@ async def test_a_post_the_live_home_does_not_take_is_answered_send_it_again(
         later = await post(client, b.url, call(2, "where"), headers)
         assert text_of(later.json()) == "a"
         assert not gates.started.is_set()
+
+
+async def test_the_heartbeat_and_inbox_survive_a_starved_request_pool(
+    redis_server: RedisServer, redis_prefix: str, client: httpx.AsyncClient
+) -> None:
+    """Request traffic holding every connection of the instance's pool
+    starves neither its heartbeat nor its inbox reader."""
+    from mcp_codegen_runtime.stores.redis_scripts import blocking
+
+    async with instances(redis_server, redis_prefix, Gates(), 2) as (a, b):
+        session_id = await open_on(client, a.url)
+        requests = await a.cluster.client()
+        pool: Any = getattr(requests, "connection_pool")  # noqa: B009
+        pool.max_connections = len(pool._available_connections) + len(
+            pool._in_use_connections
+        )
+        held: list[asyncio.Future[Any]] = []
+        while pool.can_get_connection():  # take every one, as ~100 tails do
+            held.append(
+                asyncio.ensure_future(
+                    blocking(requests, "BLPOP", redis_prefix + "never", LEASE_S * 3)
+                )
+            )
+            await asyncio.sleep(0.01)
+        await asyncio.sleep(LEASE_S * 2)
+        assert await b.cluster.alive(a.cluster.instance_id)
+        notice = b'{"jsonrpc":"2.0","method":"notifications/x"}'
+        inbox = a.cluster.inbox_key(a.cluster.instance_id)
+        await b.cluster.send(
+            a.cluster.instance_id, Op("notify", session_id, body=notice)
+        )
+        await eventually_async(lambda: b_len(b, inbox), 0)
+        await asyncio.gather(*held, return_exceptions=True)
+
+
+async def b_len(instance: Instance, key: bytes) -> int:
+    client = await instance.cluster.client()
+    return int(await client.execute_command("XLEN", key))
