@@ -9,7 +9,8 @@ forwards it there and relays what the home stores in the shared event store
   `<prefix>instance:<id>` set with a lease (`lease_s`), renewed every
   lease/3 while it runs (each beat given at most lease/3), over a
   connection no request shares (as is the inbox reader's); an instance
-  whose key is gone is dead;
+  whose key is gone is dead, and one finding at a beat that its own lease
+  lapsed drops its local sessions (others may have claimed them);
 - an inbox per instance, the Redis Stream `<prefix>inbox:<id>`: `send`
   XADDs an `Op` to another instance's (refused, `InboxFullError`, when it
   holds `inbox_max` unread ops: none is ever trimmed unread), one reader
@@ -173,6 +174,7 @@ class Cluster:
         self._send = LuaScript(_SEND)
         self._tasks: list[asyncio.Task[None]] = []
         self._reader: asyncio.Task[None] | None = None
+        self._lapsed: Callable[[], None] | None = None
         self._started: asyncio.Future[None] | None = None
         self._last_read: bytes = b"0-0"
         self.closed = False
@@ -201,14 +203,21 @@ class Cluster:
         """The Redis client."""
         return await self.link.client()
 
-    async def start(self, serve: Callable[[Op], Awaitable[None]]) -> None:
+    async def start(
+        self,
+        serve: Callable[[Op], Awaitable[None]],
+        lapsed: Callable[[], None] | None = None,
+    ) -> None:
         """Announce this instance (its first heartbeat, awaited) and start
         its heartbeat and inbox reader; `serve` gets each op of the inbox,
         in order (it should not wait long: start tasks for long work).
+        `lapsed()` is called when a beat finds the lease had lapsed (other
+        instances may have claimed this one's sessions meanwhile).
         Later calls wait for the first to finish."""
         if self._started is not None:
             await asyncio.shield(self._started)
             return
+        self._lapsed = lapsed
         self._started = asyncio.get_running_loop().create_future()
         try:
             await self.beat()
@@ -227,13 +236,15 @@ class Cluster:
         """Whether `start` has announced this instance."""
         return self._started is not None and self._started.done()
 
-    async def beat(self) -> None:
-        """Renew this instance's lease."""
+    async def beat(self) -> bool:
+        """Renew this instance's lease; whether it still held it (False: it
+        had lapsed, or this is the first beat)."""
         ms = max(1, int(self.lease_s * 1000))
         client = await self.control.client()
-        await client.execute_command(
-            "SET", self.instance_key(self.instance_id), b"1", "PX", ms
+        previous = await client.execute_command(
+            "SET", self.instance_key(self.instance_id), b"1", "PX", ms, "GET"
         )
+        return previous is not None
 
     async def alive(self, instance: str) -> bool:
         """Whether `instance` holds its lease."""
@@ -259,7 +270,10 @@ class Cluster:
             try:
                 # Time-boxed: a late beat must not delay the next one.
                 async with asyncio.timeout(self.lease_s / 3):
-                    await self.beat()
+                    held = await self.beat()
+                if not held and self._lapsed is not None:
+                    logger.warning("cluster lease lapsed: dropping local sessions")
+                    self._lapsed()
             except Exception as error:  # keep beating: Redis may come back
                 logger.warning("cluster heartbeat failed: %s", error)
 

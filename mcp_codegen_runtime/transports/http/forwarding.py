@@ -208,7 +208,7 @@ class ClusterMember:
 
     async def _join(self, cluster: Cluster) -> None:
         if not cluster.started:
-            await cluster.start(self._serve_op)
+            await cluster.start(self._serve_op, self._drop_local)
 
     async def _find(self, session_id: str, principal: object) -> LegacySession | str:
         """The session `session_id` of `principal`: the local one, or, in a
@@ -250,6 +250,24 @@ class ClusterMember:
         finally:
             if not lock.locked():
                 self._locating.pop(session_id, None)
+
+    def _drop_local(self) -> None:
+        """This instance's lease lapsed: other instances may have claimed its
+        sessions, so its copies end here (their records stay, released when
+        still naming it); the next request of each finds its home again."""
+        cluster = self.cluster
+        assert cluster is not None
+        ids = self.sessions.ids()
+        dropped = [self.sessions.discard(session_id) for session_id in ids]
+
+        async def hand_back() -> None:
+            # Those still naming this instance their home are claimed anew.
+            await cluster.sessions.release_all(ids, cluster.instance_id)
+            for state in dropped:
+                if state is not None:
+                    self._end(state, forget=False)
+
+        self._spawn(quietly(hand_back()))
 
     def _touch(self, cluster: Cluster, session_id: str) -> None:
         """Renew the session's record in Redis, at most every few seconds."""

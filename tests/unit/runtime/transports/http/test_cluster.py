@@ -720,3 +720,26 @@ async def test_the_heartbeat_and_inbox_survive_a_starved_request_pool(
 async def b_len(instance: Instance, key: bytes) -> int:
     client = await instance.cluster.client()
     return int(await client.execute_command("XLEN", key))
+
+
+async def test_a_home_whose_lease_lapsed_drops_its_copies(
+    redis_server: RedisServer, redis_prefix: str, client: httpx.AsyncClient
+) -> None:
+    """Once its lease lapsed, another instance may have claimed its sessions:
+    at its next beat the old home ends its copies, so that one instance
+    serves each session."""
+    async with instances(redis_server, redis_prefix, Gates(), 2) as (a, b):
+        session_id = await open_on(client, a.url)
+        headers = session_headers(session_id)
+        a.cluster._tasks[0].cancel()  # its heartbeat stalls...
+        await expire(redis_server, a)  # ...past its lease
+        moved = await post(client, b.url, call(1, "where"), headers)
+        assert text_of(moved.json()) == "b"
+        assert session_id in a.http.sessions
+        a.cluster._tasks[0] = asyncio.get_running_loop().create_task(
+            a.cluster._heartbeat()
+        )
+        await eventually(lambda: session_id not in a.http.sessions)
+        for instance in (a, b):
+            answer = await post(client, instance.url, call(2, "where"), headers)
+            assert text_of(answer.json()) == "b"
