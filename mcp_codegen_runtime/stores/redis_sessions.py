@@ -93,8 +93,9 @@ return released
 _TOUCH = """
 redis.call('PEXPIRE', KEYS[1], ARGV[1])
 redis.call('PEXPIRE', KEYS[2], ARGV[1])
-return 1
+return redis.call('HGET', KEYS[1], 'home') or ''
 """
+"""KEYS: session, log. ARGV: TTL (ms). Its home ('' when none or gone)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -196,9 +197,12 @@ class RedisSessions:
         keys = [self.keys(session_id)[0] for session_id in session_ids]
         return int(await self._release_all(await self._client(), keys, [me]))
 
-    async def touch(self, session_id: str) -> None:
-        """Renew the session's TTL."""
-        await self._touch(await self._client(), self.keys(session_id), [self.ttl_ms])
+    async def touch(self, session_id: str) -> str:
+        """Renew the session's TTL; its home ('' when none, or no record)."""
+        found = await self._touch(
+            await self._client(), self.keys(session_id), [self.ttl_ms]
+        )
+        return found.decode() if isinstance(found, bytes) else str(found or "")
 
     async def delete(self, session_id: str) -> None:
         """Forget the session at once."""

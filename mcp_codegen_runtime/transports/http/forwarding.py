@@ -270,12 +270,25 @@ class ClusterMember:
         self._spawn(quietly(hand_back()))
 
     def _touch(self, cluster: Cluster, session_id: str) -> None:
-        """Renew the session's record in Redis, at most every few seconds."""
+        """Renew the session's record in Redis, at most every few seconds,
+        checking it is still served here (`_still_home`)."""
         now = time.monotonic()
         if now - self._touched.get(session_id, -math.inf) < TOUCH_EVERY_S:
             return
         self._touched[session_id] = now
-        self._spawn(quietly(cluster.sessions.touch(session_id)))
+        self._spawn(quietly(self._still_home(cluster, session_id)))
+
+    async def _still_home(self, cluster: Cluster, session_id: str) -> None:
+        """Renew the session's record; when it names another home (claimed
+        while this instance's lease lapsed), end the copy here (the record
+        stays): its next request goes to that home."""
+        home = await cluster.sessions.touch(session_id)
+        if home in ("", cluster.instance_id):
+            return
+        state = self.sessions.discard(session_id)
+        if state is not None:
+            logger.warning("session %.8s... has moved: its copy here ends", session_id)
+            self._end(state, forget=False)
 
     async def _announce(
         self,

@@ -743,3 +743,22 @@ async def test_a_home_whose_lease_lapsed_drops_its_copies(
         for instance in (a, b):
             answer = await post(client, instance.url, call(2, "where"), headers)
             assert text_of(answer.json()) == "b"
+
+
+async def test_a_copy_whose_record_names_another_home_ends_at_its_renewal(
+    redis_server: RedisServer, redis_prefix: str, client: httpx.AsyncClient
+) -> None:
+    async with instances(redis_server, redis_prefix, Gates(), 2) as (a, b):
+        session_id = await open_on(client, a.url)
+        headers = session_headers(session_id)
+        a.cluster._tasks[0].cancel()  # a's lease lapses, b claims the session
+        await expire(redis_server, a)
+        moved = await post(client, b.url, call(1, "where"), headers)
+        assert text_of(moved.json()) == "b"
+        a.cluster._lapsed = None  # only the renewal may notice
+        await a.cluster.beat()
+        a.http._touched.clear()
+        await post(client, a.url, call(2, "where"), headers)
+        await eventually(lambda: session_id not in a.http.sessions)
+        later = await post(client, a.url, call(3, "where"), headers)
+        assert text_of(later.json()) == "b"
