@@ -57,7 +57,8 @@ it off whatever the environment says) keeps tasks in a `RedisTaskStore`
 `requestState` keys from a secret every instance on that Redis shares (see
 `stores.redis_keys`), and, served over HTTP (`run("http")`, `asgi()`), runs
 the HTTP cluster on that Redis: its event store, legacy sessions served by
-any instance. `redis_prefix` ("mcp:") lets two deployments share one Redis.
+any instance. `redis_prefix` ("mcp:", or `$MCP_REDIS_PREFIX`) lets two deployments share
+one Redis.
 
 Scopes: `scopes=[...]` on a tool, resource, template or prompt names the
 OAuth scopes a caller needs to see it listed and to use it (see `access.py`;
@@ -79,10 +80,10 @@ import msgspec
 from ..errors import ErrorCode, InvalidParamsError, RpcError
 from ..protocol.extensions import missing_extension, negotiated
 from ..protocol.redis_switch import (
-    DEFAULT_PREFIX,
     FROM_ENV,
     FromEnv,
     check_redis,
+    resolve_redis_prefix,
     resolve_redis_url,
     share_redis,
 )
@@ -135,7 +136,8 @@ class App:
         redis: the Redis every instance of this server shares (see the
             module docstring): a URL; None for none; left out,
             `$MCP_REDIS_URL` when set.
-        redis_prefix: put before every key this app keeps in Redis.
+        redis_prefix: put before every key this app keeps in Redis; left
+            out, `$MCP_REDIS_PREFIX` when set, else "mcp:".
     """
 
     def __init__(
@@ -152,7 +154,7 @@ class App:
         task_store: TaskStore | None = None,
         task_options: Mapping[str, Any] | None = None,
         redis: str | FromEnv | None = FROM_ENV,
-        redis_prefix: str = DEFAULT_PREFIX,
+        redis_prefix: str | FromEnv = FROM_ENV,
     ) -> None:
         from mcp_codegen_runtime.protocol.tasks.manager import TaskManager
 
@@ -183,7 +185,7 @@ class App:
         """Extensions offered besides tasks (see `add_extension`)."""
         self.redis_url: str | None = None
         """The Redis shared with the other instances (None: none)."""
-        self.redis_prefix = redis_prefix
+        self.redis_prefix = resolve_redis_prefix(redis_prefix)
         url = resolve_redis_url(redis)
         if url is not None:
             self.use_redis(url)

@@ -11,7 +11,9 @@ store, sessions across instances); `App` adds its list-cursor key.
 Which Redis: `resolve_redis_url` applies the one rule every entry point
 follows. A URL given wins; `None` given means no Redis, whatever the
 environment says; nothing given (`FROM_ENV`) means `$MCP_REDIS_URL`, when
-set and not empty.
+set and not empty. The prefix follows the same rule (`resolve_redis_prefix`,
+`$MCP_REDIS_PREFIX`, else "mcp:"), which is how `serve_workers` hands it to
+its worker processes.
 """
 
 from __future__ import annotations
@@ -36,15 +38,20 @@ if TYPE_CHECKING:
 __all__ = [
     "DEFAULT_PREFIX",
     "FROM_ENV",
+    "REDIS_PREFIX_ENV",
     "REDIS_URL_ENV",
     "FromEnv",
     "check_redis",
+    "resolve_redis_prefix",
     "resolve_redis_url",
     "share_redis",
 ]
 
 REDIS_URL_ENV = "MCP_REDIS_URL"
 """The environment variable naming the Redis when no URL is given."""
+
+REDIS_PREFIX_ENV = "MCP_REDIS_PREFIX"
+"""The environment variable naming the key prefix when none is given."""
 
 
 class FromEnv(enum.Enum):
@@ -63,6 +70,14 @@ def resolve_redis_url(redis: str | FromEnv | None = FROM_ENV) -> str | None:
     if redis is FROM_ENV:
         return os.environ.get(REDIS_URL_ENV) or None
     return redis or None
+
+
+def resolve_redis_prefix(prefix: str | FromEnv = FROM_ENV) -> str:
+    """The key prefix to use: `prefix` when given, else `$MCP_REDIS_PREFIX`
+    when set and not empty, else `DEFAULT_PREFIX`."""
+    if prefix is FROM_ENV:
+        return os.environ.get(REDIS_PREFIX_ENV) or DEFAULT_PREFIX
+    return prefix
 
 
 def share_redis(

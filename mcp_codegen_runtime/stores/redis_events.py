@@ -59,6 +59,7 @@ if TYPE_CHECKING:
     from redis.asyncio import Redis
 
 __all__ = [
+    "ACCEPTED",
     "DEFAULT_PREFIX",
     "DEFAULT_STREAM_TTL_S",
     "END",
@@ -154,6 +155,15 @@ TTL (s), then field, value pairs to add. Ends the stream with those entries,
 once: 0 when it is unknown or already ended, 1 when its newest entry is not
 the one expected (read it again), 2 when done."""
 
+_ACCEPT = """
+local meta = redis.call('HMGET', KEYS[2], 'owner', 'ended')
+if not meta[1] or meta[2] then return 0 end
+redis.call('XADD', KEYS[1], '*', ARGV[1], '')
+return 1
+"""
+"""KEYS: stream, meta. ARGV: the mark's kind. Marks a stream taken by its
+writer; 0 when it is unknown or already ended (its reader gave up)."""
+
 _WATCH = """
 local meta = redis.call('HMGET', KEYS[1], 'owner', 'ended', 'writer')
 if not meta[1] then return 0 end
@@ -201,6 +211,8 @@ END: Final = "e"
 """The kind of the entry ending a stream (no more will be kept)."""
 REFUSAL: Final = "r"
 """The kind of an entry answering in place of the stream (a refusal)."""
+ACCEPTED: Final = "a"
+"""The kind of the mark of a writer that took the stream's work (`accept`)."""
 
 
 class Tailed(NamedTuple):
@@ -293,6 +305,7 @@ class RedisEventStore:
         self._drop_owner = LuaScript(_DROP_OWNER)
         self._finish = LuaScript(_FINISH)
         self._watch = LuaScript(_WATCH)
+        self._accept = LuaScript(_ACCEPT)
 
     def stream_key(self, stream: str) -> bytes:
         """The Redis Stream holding the events of `stream`."""
@@ -387,6 +400,20 @@ class RedisEventStore:
         for message in messages:
             pairs += [b"m", message]
         return await self._end(stream, "", pairs) == 2
+
+    async def accept(self, stream: str) -> bool:
+        """Mark `stream` taken by its writer (an entry of kind `ACCEPTED`),
+        unless it ended (`end_untouched`: its reader gave up); whether it
+        was marked."""
+        keys = [self.stream_key(stream), self.meta_key(stream)]
+        return bool(await self._accept(await self._redis(), keys, [ACCEPTED]))
+
+    async def end_untouched(self, stream: str, record: bytes) -> bool:
+        """End `stream` with `record` (a `REFUSAL`), in one step, only if
+        nothing was ever stored in it: the writer has not taken it, and no
+        `accept` will succeed after. Whether this call ended it."""
+        pairs: list[Any] = [REFUSAL, record]
+        return await self._end(stream, "0-0", pairs) == 2
 
     async def _end(self, stream: str, newest: str, pairs: list[Any]) -> int:
         keys = [self.stream_key(stream), self.meta_key(stream)]

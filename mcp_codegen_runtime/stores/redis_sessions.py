@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any, Final, Literal, cast
 from .redis_scripts import LuaScript, RedisClient
 
 if TYPE_CHECKING:
-    from collections.abc import Awaitable, Callable
+    from collections.abc import Awaitable, Callable, Sequence
 
 __all__ = ["DEFAULT_PREFIX", "RedisSessions", "Route", "SessionState"]
 
@@ -98,12 +98,25 @@ return 1
 """
 """KEYS: session. ARGV: this instance. Releases the session if ours."""
 
+_RELEASE_ALL = """
+local released = 0
+for _, key in ipairs(KEYS) do
+  if redis.call('HGET', key, 'home') == ARGV[1] then
+    redis.call('HSET', key, 'home', '')
+    released = released + 1
+  end
+end
+return released
+"""
+"""KEYS: sessions. ARGV: this instance. Releases those that are ours."""
+
 _TOUCH = """
 if ARGV[1] == '0' then return 1 end
 redis.call('PEXPIRE', KEYS[1], ARGV[1])
 redis.call('PEXPIRE', KEYS[2], ARGV[1])
-return 1
+return redis.call('HGET', KEYS[1], 'home') or ''
 """
+"""KEYS: session, log. ARGV: TTL (ms). Its home ('' when none or gone)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -164,6 +177,7 @@ class RedisSessions:
         self._record = LuaScript(_RECORD)
         self._route = LuaScript(_ROUTE)
         self._release = LuaScript(_RELEASE)
+        self._release_all = LuaScript(_RELEASE_ALL)
         self._touch = LuaScript(_TOUCH)
 
     def keys(self, session_id: str) -> list[bytes]:
@@ -218,9 +232,21 @@ class RedisSessions:
         )
         return bool(found)
 
-    async def touch(self, session_id: str) -> None:
-        """Renew the session's TTL."""
-        await self._touch(await self._client(), self.keys(session_id), [self.ttl_ms])
+    async def release_all(self, session_ids: Sequence[str], me: str) -> int:
+        """`release` each of `session_ids` that `me` holds, in one round
+        trip (a shutdown with a slow Redis waits once, not per session);
+        how many were released."""
+        if not session_ids:
+            return 0
+        keys = [self.keys(session_id)[0] for session_id in session_ids]
+        return int(await self._release_all(await self._client(), keys, [me]))
+
+    async def touch(self, session_id: str) -> str:
+        """Renew the session's TTL; its home ('' when none, or no record)."""
+        found = await self._touch(
+            await self._client(), self.keys(session_id), [self.ttl_ms]
+        )
+        return found.decode() if isinstance(found, bytes) else str(found or "")
 
     async def delete(self, session_id: str) -> None:
         """Forget the session at once."""

@@ -7,10 +7,15 @@ forwards it there and relays what the home stores in the shared event store
 
 - identity and liveness: each instance has a random id and a key
   `<prefix>instance:<id>` set with a lease (`lease_s`), renewed every
-  lease/3 while it runs; an instance whose key is gone is dead;
+  lease/3 while it runs (each beat given at most lease/3), over a
+  connection no request shares (as is the inbox reader's); an instance
+  whose key is gone is dead, and one finding at a beat that its own lease
+  lapsed drops its local sessions (others may have claimed them);
 - an inbox per instance, the Redis Stream `<prefix>inbox:<id>`: `send`
-  XADDs an `Op` to another instance's, one reader task per instance (XREAD
-  BLOCK) hands each op of its own to the app in order;
+  XADDs an `Op` to another instance's (refused, `InboxFullError`, when it
+  holds `inbox_max` unread ops: none is ever trimmed unread), one reader
+  task per instance (XREAD BLOCK) hands each op of its own to the app in
+  order, then trims what it read;
 - the session registry (`RedisSessions`, keys `<prefix>session:...`) and
   the event store (`RedisEventStore`, keys `<prefix>events:...`).
 
@@ -46,6 +51,7 @@ __all__ = [
     "DEFAULT_PREFIX",
     "Cluster",
     "ForwardedRequest",
+    "InboxFullError",
     "Op",
     "unreachable",
 ]
@@ -60,12 +66,19 @@ INBOX_MAXLEN: Final = 10_000
 
 
 _SEND = """
-redis.call('XADD', KEYS[1], 'MAXLEN', '~', ARGV[1], '*', 'o', ARGV[2])
+if redis.call('XLEN', KEYS[1]) >= tonumber(ARGV[1]) then return 0 end
+redis.call('XADD', KEYS[1], '*', 'o', ARGV[2])
 redis.call('PEXPIRE', KEYS[1], ARGV[3])
 return 1
 """
 """KEYS: inbox. ARGV: its bound, the op, its TTL (ms): an inbox no one
-reads (its instance gone) vanishes."""
+reads (its instance gone) vanishes. 0: the inbox is full (nothing added:
+an op is never trimmed unread)."""
+
+
+class InboxFullError(Exception):
+    """The inbox of the instance an op was sent to holds `inbox_max` ops
+    it has not read yet: it is not keeping up (try again later)."""
 
 
 class ForwardedRequest(msgspec.Struct, array_like=True):
@@ -126,6 +139,8 @@ class Cluster:
         prefix: put before every key (give every instance the same).
         lease_s: how long an instance counts as alive after a heartbeat.
         timeout_s: the socket timeout of a client made from a URL.
+        inbox_max: how many unread ops an inbox holds before `send` to it
+            is refused.
     """
 
     def __init__(
@@ -135,13 +150,17 @@ class Cluster:
         prefix: str = DEFAULT_PREFIX,
         lease_s: float = DEFAULT_LEASE_S,
         timeout_s: float = DEFAULT_TIMEOUT_S,
+        inbox_max: int = INBOX_MAXLEN,
     ) -> None:
+        if inbox_max < 1:
+            raise ValueError(f"inbox_max must be positive: {inbox_max}")
         if not lease_s > 0:
             raise ValueError(f"lease_s must be positive: {lease_s}")
         if not timeout_s > 0:
             raise ValueError(f"timeout_s must be positive: {timeout_s}")
         self.lease_s = lease_s
         self.timeout_s = timeout_s
+        self.inbox_max = inbox_max
         options = {
             "socket_timeout": timeout_s + lease_s / 2,
             "socket_connect_timeout": timeout_s,
@@ -151,6 +170,13 @@ class Cluster:
             target
             if isinstance(target, RedisLink)
             else RedisLink(target, "Cluster", "session", options)
+        )
+        # The heartbeat and the inbox reader get connections of their own
+        # (a URL's client only), so that no request traffic starves them.
+        self.control = (
+            RedisLink(target, "Cluster", "session", {**options, "max_connections": 2})
+            if isinstance(target, str)
+            else self.link
         )
         self.prefix = prefix.encode()
         self.instance_id = secrets.token_hex(8)
@@ -162,6 +188,7 @@ class Cluster:
         self._send = LuaScript(_SEND)
         self._tasks: list[asyncio.Task[None]] = []
         self._reader: asyncio.Task[None] | None = None
+        self._lapsed: Callable[[], None] | None = None
         self._started: asyncio.Future[None] | None = None
         self._last_read: bytes = b"0-0"
         self.closed = False
@@ -190,14 +217,21 @@ class Cluster:
         """The Redis client."""
         return await self.link.client()
 
-    async def start(self, serve: Callable[[Op], Awaitable[None]]) -> None:
+    async def start(
+        self,
+        serve: Callable[[Op], Awaitable[None]],
+        lapsed: Callable[[], None] | None = None,
+    ) -> None:
         """Announce this instance (its first heartbeat, awaited) and start
         its heartbeat and inbox reader; `serve` gets each op of the inbox,
         in order (it should not wait long: start tasks for long work).
+        `lapsed()` is called when a beat finds the lease had lapsed (other
+        instances may have claimed this one's sessions meanwhile).
         Later calls wait for the first to finish."""
         if self._started is not None:
             await asyncio.shield(self._started)
             return
+        self._lapsed = lapsed
         self._started = asyncio.get_running_loop().create_future()
         try:
             await self.beat()
@@ -216,13 +250,15 @@ class Cluster:
         """Whether `start` has announced this instance."""
         return self._started is not None and self._started.done()
 
-    async def beat(self) -> None:
-        """Renew this instance's lease."""
+    async def beat(self) -> bool:
+        """Renew this instance's lease; whether it still held it (False: it
+        had lapsed, or this is the first beat)."""
         ms = max(1, int(self.lease_s * 1000))
-        client = await self.client()
-        await client.execute_command(
-            "SET", self.instance_key(self.instance_id), b"1", "PX", ms
+        client = await self.control.client()
+        previous = await client.execute_command(
+            "SET", self.instance_key(self.instance_id), b"1", "PX", ms, "GET"
         )
+        return previous is not None
 
     async def alive(self, instance: str) -> bool:
         """Whether `instance` holds its lease."""
@@ -232,15 +268,26 @@ class Cluster:
         return bool(await client.execute_command("EXISTS", self.instance_key(instance)))
 
     async def send(self, instance: str, op: Op) -> None:
-        """Put `op` in the inbox of `instance` (one round trip)."""
-        args: list[Any] = [INBOX_MAXLEN, _encode_op(op), int(self.lease_s * 3000)]
-        await self._send(await self.client(), [self.inbox_key(instance)], args)
+        """Put `op` in the inbox of `instance` (one round trip).
+
+        Raises:
+            InboxFullError: that inbox holds `inbox_max` unread ops.
+        """
+        args: list[Any] = [self.inbox_max, _encode_op(op), int(self.lease_s * 3000)]
+        key = self.inbox_key(instance)
+        if not await self._send(await self.client(), [key], args):
+            raise InboxFullError(instance)
 
     async def _heartbeat(self) -> None:
         while True:
             await asyncio.sleep(self.lease_s / 3)
             try:
-                await self.beat()
+                # Time-boxed: a late beat must not delay the next one.
+                async with asyncio.timeout(self.lease_s / 3):
+                    held = await self.beat()
+                if not held and self._lapsed is not None:
+                    logger.warning("cluster lease lapsed: dropping local sessions")
+                    self._lapsed()
             except Exception as error:  # keep beating: Redis may come back
                 logger.warning("cluster heartbeat failed: %s", error)
 
@@ -249,7 +296,7 @@ class Cluster:
         block_ms = max(1, int(self.block_s * 1000))
         while True:
             try:
-                client = await self.client()
+                client = await self.control.client()
                 found = await blocking(
                     client,
                     "XREAD",
@@ -273,6 +320,17 @@ class Cluster:
             for entry_id, fields in entries:
                 self._last_read = entry_id
                 await self._serve_one(serve, fields)
+            if entries:
+                await self._trim(client, key)
+
+    async def _trim(self, client: RedisClient, key: bytes) -> None:
+        """Drop the ops read (they count against `inbox_max`)."""
+        ms, _, seq = self._last_read.partition(b"-")
+        after = ms + b"-" + str(int(seq) + 1).encode()
+        try:
+            await client.execute_command("XTRIM", key, "MINID", after)
+        except Exception as error:  # the next batch trims them
+            logger.warning("cluster inbox trim failed: %s", error)
 
     async def _serve_one(
         self, serve: Callable[[Op], Awaitable[None]], fields: Any
@@ -289,11 +347,10 @@ class Cluster:
 
     async def stop_reading(self) -> list[Op]:
         """Stop the inbox reader; the ops still unread, to hand back."""
-        if self._reader is not None:
-            self._reader.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._reader
-            self._reader = None
+        reader, self._reader = self._reader, None
+        if reader is not None:
+            reader.cancel()
+            await asyncio.wait([reader])  # a cancelled caller stays cancelled
         if not self.started:
             return []
         client = await self.client()
@@ -306,9 +363,10 @@ class Cluster:
                 ops.append(_decode_op(entry_field(fields)[1]))
         return ops
 
-    async def aclose(self) -> None:
+    async def aclose(self, *, timeout_s: float | None = None) -> None:
         """Leave the cluster: stop the heartbeat, delete the liveness key
-        and the inbox, close the client made here."""
+        and the inbox (giving up after `timeout_s`: the lease and the
+        inbox's TTL then expire them), close the client made here."""
         self.closed = True
         for task in self._tasks:
             task.cancel()
@@ -316,15 +374,22 @@ class Cluster:
             with contextlib.suppress(asyncio.CancelledError):
                 await task
         self._tasks = []
-        if self._reader is not None:
-            await self.stop_reading()
+        reader, self._reader = self._reader, None
+        if reader is not None:
+            reader.cancel()
+            await asyncio.wait([reader])
         if self.started:
             with contextlib.suppress(Exception):
-                client = await self.client()
-                await client.execute_command(
-                    "DEL",
-                    self.instance_key(self.instance_id),
-                    self.inbox_key(self.instance_id),
-                )
+                async with asyncio.timeout(
+                    None if timeout_s is None else max(timeout_s, 0.0)
+                ):
+                    client = await self.client()
+                    await client.execute_command(
+                        "DEL",
+                        self.instance_key(self.instance_id),
+                        self.inbox_key(self.instance_id),
+                    )
+        if self.control is not self.link:
+            await self.control.aclose()
         if self._owns_link:
             await self.link.aclose()

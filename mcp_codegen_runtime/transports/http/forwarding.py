@@ -32,7 +32,10 @@ says for an unknown one or another principal's) and:
 A GET with `Last-Event-ID` of a stream no local task is storing replays it,
 then follows it live to its end. A follower never hangs: a stream whose
 writer instance died before ending it is ended, once, with -32603 for each
-request it still owed ("send it again"). Graceful shutdown (`aclose`)
+request it still owed ("send it again"), and a POST whose live home does
+not take it (mark its stream, `accept`) within `TAKE_BLOCKS` half leases is
+answered 503 "send it again", its stream ended so that the home skips it; an
+inbox full of unread ops refuses more (503). Graceful shutdown (`aclose`)
 releases the sessions, hands the inbox's unserved POSTs back (their
 forwarders look again), lets requests in flight finish for up to
 `CLOSE_TIMEOUT_S` (their answers stored: clients resume elsewhere) and ends
@@ -74,8 +77,12 @@ from .answers import (
     watch_disconnect,
 )
 from .asgi import respond, start_sse
-from .auth import AuthChallenge, authenticate_request, current_request
-from .cluster import Op
+from .auth import (
+    AuthChallenge,
+    authenticate_request,
+    current_request,
+)
+from .cluster import InboxFullError, Op
 from .headers import (
     LAST_EVENT_ID_HEADER,
     PROTOCOL_VERSION_HEADER,
@@ -94,7 +101,9 @@ from .mux import RELEASE, ResponseStream
 from .relay import (
     CLOSE_TIMEOUT_S,
     MOVES,
+    NOT_TAKEN,
     RETRY,
+    TAKE_BLOCKS,
     TOUCH_EVERY_S,
     Moved,
     RefusalRecord,
@@ -144,6 +153,26 @@ if TYPE_CHECKING:
 
 
 logger = logging.getLogger(__name__)
+
+
+class LeaveBudget:
+    """The time the Redis steps of leaving a cluster share: each Redis call
+    may wait its socket timeout, and a Redis that stopped answering must not
+    hold a shutdown once per step (or per session)."""
+
+    def __init__(self, seconds: float = CLOSE_TIMEOUT_S) -> None:
+        self.left = seconds
+
+    @contextlib.asynccontextmanager
+    async def spend(self) -> AsyncGenerator[None]:
+        """Bound the block by what is left (`TimeoutError` past it), and
+        take the time it took off."""
+        began = time.monotonic()
+        try:
+            async with asyncio.timeout(max(self.left, 0.0)):
+                yield
+        finally:
+            self.left -= time.monotonic() - began
 
 
 class ClusterMember:
@@ -199,7 +228,7 @@ class ClusterMember:
 
     async def _join(self, cluster: Cluster) -> None:
         if not cluster.started:
-            await cluster.start(self._serve_op)
+            await cluster.start(self._serve_op, self._drop_local)
 
     async def _find(self, session_id: str, principal: object) -> LegacySession | str:
         """The session `session_id` of `principal`: the local one, or, in a
@@ -242,13 +271,44 @@ class ClusterMember:
             if not lock.locked():
                 self._locating.pop(session_id, None)
 
+    def _drop_local(self) -> None:
+        """This instance's lease lapsed: other instances may have claimed its
+        sessions, so its copies end here (their records stay, released when
+        still naming it); the next request of each finds its home again."""
+        cluster = self.cluster
+        assert cluster is not None
+        ids = self.sessions.ids()
+        dropped = [self.sessions.discard(session_id) for session_id in ids]
+
+        async def hand_back() -> None:
+            # Those still naming this instance their home are claimed anew.
+            await cluster.sessions.release_all(ids, cluster.instance_id)
+            for state in dropped:
+                if state is not None:
+                    self._end(state, forget=False)
+
+        self._spawn(quietly(hand_back()))
+
     def _touch(self, cluster: Cluster, session_id: str) -> None:
-        """Renew the session's record in Redis, at most every few seconds."""
+        """Renew the session's record in Redis, at most every few seconds,
+        checking it is still served here (`_still_home`)."""
         now = time.monotonic()
         if now - self._touched.get(session_id, -math.inf) < TOUCH_EVERY_S:
             return
         self._touched[session_id] = now
-        self._spawn(quietly(cluster.sessions.touch(session_id)))
+        self._spawn(quietly(self._still_home(cluster, session_id)))
+
+    async def _still_home(self, cluster: Cluster, session_id: str) -> None:
+        """Renew the session's record; when it names another home (claimed
+        while this instance's lease lapsed), end the copy here (the record
+        stays): its next request goes to that home."""
+        home = await cluster.sessions.touch(session_id)
+        if home in ("", cluster.instance_id):
+            return
+        state = self.sessions.discard(session_id)
+        if state is not None:
+            logger.warning("session %.8s... has moved: its copy here ends", session_id)
+            self._end(state, forget=False)
 
     async def _announce(
         self,
@@ -346,7 +406,7 @@ class ClusterMember:
                 request=forwarded_request(current_request.get()),
             )
             if not ids:
-                await cluster.send(home, op)
+                await self._send_op(cluster, home, op)
                 replies = message.replies() if isinstance(message, Batch) else []
                 if replies:
                     answer = b"[" + b",".join(replies) + b"]"
@@ -357,7 +417,7 @@ class ClusterMember:
             op.stream = await cluster.events.create_stream(
                 session_id, writer=home, requests=ids
             )
-            await cluster.send(home, op)
+            await self._send_op(cluster, home, op)
             try:
                 await self._relay_answer(cluster, op.stream, ids, receive, send, extra)
                 return
@@ -376,6 +436,47 @@ class ClusterMember:
             RETRY,
         )
 
+    async def _send_op(self, cluster: Cluster, home: str, op: Op) -> None:
+        """Send `op` to `home`'s inbox; a full one (the home is not keeping
+        up) is 503 with `Retry-After`."""
+        try:
+            await cluster.send(home, op)
+        except InboxFullError:
+            raise Refused(
+                HttpError(
+                    503,
+                    "the session's server instance is overloaded; try again",
+                    ErrorCode.INTERNAL_ERROR,
+                ),
+                RETRY,
+            ) from None
+
+    async def _taken(
+        self, cluster: Cluster, stream_id: str, reply_id: RequestId | None
+    ) -> AsyncGenerator[Tailed]:
+        """The entries of a forwarded POST's stream; when the home, alive,
+        has not taken the op (its `ACCEPTED` mark) within `TAKE_BLOCKS`
+        block periods, the stream is ended with a 503 refusal ("send it
+        again") first, which the home then sees and skips the op."""
+        entries = self._tail(cluster, stream_id)
+        first: Tailed | None = None
+        with anyio.move_on_after(TAKE_BLOCKS * cluster.block_s):
+            first = await anext(entries, None)
+            if first is None:
+                return
+        if first is not None:
+            yield first
+        else:  # cancelled mid-read: that generator is done
+            await entries.aclose()
+            record = RefusalRecord(
+                503, NOT_TAKEN, ErrorCode.INTERNAL_ERROR, reply_id=reply_id
+            )
+            await cluster.events.end_untouched(stream_id, encode_record(record))
+            entries = self._tail(cluster, stream_id)
+        async with contextlib.aclosing(entries):
+            async for entry in entries:
+                yield entry
+
     async def _relay_answer(
         self,
         cluster: Cluster,
@@ -392,7 +493,8 @@ class ClusterMember:
             Refused: the home refused it (the same answer as here).
             Moved: the home left before serving it.
         """
-        entries = self._tail(cluster, stream_id)
+        only = next(iter(ids)) if len(ids) == 1 else None
+        entries = self._taken(cluster, stream_id, only)
         outcome: Refused | Moved | None = None
         probe = ResponseStream(ids)  # only to tell when the answer is whole
         try:
@@ -445,7 +547,7 @@ class ClusterMember:
             await self._relay_resumed(replay.stream, after, head, send, receive, extra)
             return
         stream_id = await cluster.events.create_stream(session_id, writer=home)
-        await cluster.send(home, Op("get", session_id, stream=stream_id))
+        await self._send_op(cluster, home, Op("get", session_id, stream=stream_id))
         try:
             await self._relay_resumed(
                 stream_id, "0-0", b": open\n\n", send, receive, extra
@@ -519,7 +621,9 @@ class ClusterMember:
             return
         # Wait for the home to end it, so that no instance serves it after.
         stream_id = await cluster.events.create_stream(session_id, writer=route.home)
-        await cluster.send(route.home, Op("delete", session_id, stream=stream_id))
+        await self._send_op(
+            cluster, route.home, Op("delete", session_id, stream=stream_id)
+        )
         async with contextlib.aclosing(self._tail(cluster, stream_id)) as entries:
             async for _ in entries:
                 pass
@@ -554,6 +658,8 @@ class ClusterMember:
         elif op.op == "get":
             await self._open_forwarded_get(state, op)
         elif op.op == "post":
+            if not await self.cluster.events.accept(op.stream):
+                return  # its forwarder gave up waiting: the client sends again
             try:
                 await self._serve_forwarded_post(state, op)
             except Exception as error:  # its forwarder must not wait for ever
@@ -749,11 +855,12 @@ class ClusterMember:
         except Exception as error:  # readers then see the writer die
             logger.warning("could not end stream %.8s...: %s", stored.id, error)
 
-    async def _leave(self, cluster: Cluster) -> None:
+    async def _leave(self, cluster: Cluster, budget: LeaveBudget) -> None:
         """Graceful shutdown in a cluster: release every session held here
         (the next request rebuilds it elsewhere), send back the ops still in
         the inbox (a POST's forwarder looks again), and let the requests in
-        flight finish, up to `CLOSE_TIMEOUT_S`, their answers stored."""
+        flight finish, up to `CLOSE_TIMEOUT_S`, their answers stored. The
+        Redis steps spend `budget` (a frozen Redis costs it once)."""
         if not cluster.started or cluster.closed:
             return
         self._leaving = True
@@ -763,21 +870,23 @@ class ClusterMember:
                 state.connection.fail_pending(
                     "the session moved to another server instance"
                 )
-            try:
-                await cluster.sessions.release(session_id, cluster.instance_id)
-            except Exception as error:
-                logger.warning(
-                    "could not release session %.8s...: %s", session_id, error
-                )
         try:
-            ops = await cluster.stop_reading()
+            async with budget.spend():
+                await cluster.sessions.release_all(
+                    self.sessions.ids(), cluster.instance_id
+                )
         except Exception as error:
-            logger.warning("could not read the inbox: %s", error)
-            ops = []
-        for op in ops:
-            try:
-                await self._serve_op(op)
-            except Exception as error:
-                logger.warning("a %s op left unserved: %s", op.op, error)
+            logger.warning("could not release the sessions: %r", error)
+        try:
+            async with budget.spend():
+                for op in await cluster.stop_reading():
+                    try:
+                        await self._serve_op(op)
+                    except Exception as error:
+                        if isinstance(error, TimeoutError):
+                            raise
+                        logger.warning("a %s op left unserved: %s", op.op, error)
+        except Exception as error:
+            logger.warning("could not hand the inbox back: %r", error)
         if self._answering:
             await asyncio.wait(set(self._answering), timeout=CLOSE_TIMEOUT_S)

@@ -210,14 +210,13 @@ class LegacySessions(ClusterMember):
                 return
             await respond(send, 202, b"", None, extra)
             return
-        handed_over = False
         with self.sessions.use(session_id, principal):
             try:
-                handed_over = await self._answer_legacy(
-                    state, stream, receive, send, extra
-                )
+                await self._answer_legacy(state, stream, receive, send, extra)
             finally:
-                if not handed_over:
+                # A stored stream outlives its response, even a cancelled
+                # one (a shutdown's grace over): its pump forgets it.
+                if not stream.stored:
                     state.mux.forget(stream)
 
     async def _answer_legacy(
@@ -267,7 +266,10 @@ class LegacySessions(ClusterMember):
         first_message = first if isinstance(first, bytes) else None
         if released:
             stored.release()  # the listener ends after the priming event
-        self._spawn(self._pump(state, stored, first_message))
+        pump = self._spawn(self._pump(state, stored, first_message))
+        if self.cluster is not None:  # a graceful shutdown lets it finish
+            self._answering.add(pump)
+            pump.add_done_callback(self._answering.discard)
         await write_stored(stored, listener, receive, send, extra, head)
         return True
 
@@ -310,6 +312,7 @@ class LegacySessions(ClusterMember):
         """The resumable stream `stream_id` of `state`'s session fed by `stream`."""
         assert self.event_store is not None
         stored = StoredStream(stream, self.event_store, stream_id, state.session_id)
+        stream.stored = True
         self._live[stream_id] = stored
         return stored
 

@@ -155,6 +155,9 @@ class ResponseStream:
         self.resumable = False
         """Whether the app stores this stream's events and primes it, so
         its connection may be released (`release`)."""
+        self.stored = False
+        """Whether a task of its own stores it to its end (and forgets it
+        then), whatever becomes of the response that started it."""
         sender, receiver = anyio.create_memory_object_stream[bytes](math.inf)
         self._sender: MemoryObjectSendStream[bytes] = sender
         self.messages: MemoryObjectReceiveStream[bytes] = receiver

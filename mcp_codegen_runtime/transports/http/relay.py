@@ -62,6 +62,10 @@ MOVES = 3
 REBUILD_STEP_S = 10.0
 """How long a rebuild waits for one logged request's answer."""
 RETRY = MappingProxyType({"retry-after": "1"})
+TAKE_BLOCKS = 6
+"""How many block periods (half leases) a forwarded POST waits for its live
+home to take it before answering `NOT_TAKEN`."""
+NOT_TAKEN = "the session's server instance did not take the request; send it again"
 ABANDONED = (
     "the server instance serving this request stopped before answering; send it again"
 )
@@ -89,6 +93,17 @@ encode_record = msgspec.json.Encoder().encode
 _decode_record = msgspec.json.Decoder(RefusalRecord).decode
 
 
+def _refusal_headers(challenge: str | None, status: int) -> dict[str, str] | None:
+    """The headers of a refusal relayed from the home: its challenge, and
+    `Retry-After` on a 503."""
+    headers: dict[str, str] = {}
+    if challenge is not None:
+        headers["www-authenticate"] = challenge
+    if status == 503:
+        headers.update(RETRY)
+    return headers or None
+
+
 def _outcome(value: bytes) -> Refused | Moved:
     record = _decode_record(value)
     if record.moved:
@@ -96,7 +111,7 @@ def _outcome(value: bytes) -> Refused | Moved:
     challenge = record.www_authenticate
     return Refused(
         HttpError(record.status, record.message, record.code, record.data),
-        None if challenge is None else {"www-authenticate": challenge},
+        _refusal_headers(challenge, record.status),
         reply_id=record.reply_id,
     )
 

@@ -51,10 +51,10 @@ from mcp_codegen_runtime.jsonrpc.envelope import (
 )
 from mcp_codegen_runtime.jsonrpc.serving import reset_peer_address, set_peer_address
 from mcp_codegen_runtime.protocol.redis_switch import (
-    DEFAULT_PREFIX as REDIS_PREFIX,
     FROM_ENV,
     FromEnv,
     check_redis,
+    resolve_redis_prefix,
     resolve_redis_url,
     share_redis,
 )
@@ -77,6 +77,7 @@ from .auth import (
     request_principal,
 )
 from .cluster import unreachable
+from .forwarding import LeaveBudget
 from .headers import (
     PROTOCOL_VERSION_HEADER,
     SESSION_HEADER,
@@ -363,9 +364,11 @@ class McpHttpApp(LegacySessions):
         """End every legacy session, and wait up to `CLOSE_TIMEOUT_S` for
         their runners and closers to finish (those still running are then
         cancelled). In a cluster, sessions are handed over first (see
-        `_leave`)."""
+        `_leave`); its Redis steps, leaving the cluster included, share
+        `CLOSE_TIMEOUT_S` (`LeaveBudget`)."""
+        budget = LeaveBudget()
         if self.cluster is not None:
-            await self._leave(self.cluster)
+            await self._leave(self.cluster, budget)
         for _, state in self.sessions.close_all():
             self._end(state, forget=self.cluster is None)
         await self.session.aclose()
@@ -378,7 +381,7 @@ class McpHttpApp(LegacySessions):
                 if self.cluster is not None:  # let them end their streams
                     await asyncio.wait(pending, timeout=CANCELLED_GRACE_S)
         if self.cluster is not None:
-            await self.cluster.aclose()
+            await self.cluster.aclose(timeout_s=budget.left)
 
     async def _authenticate(self, request: HttpRequest) -> object:
         if self.authenticate is None:
@@ -484,7 +487,7 @@ def http_app(
     policy: SecurityPolicy | None = None,
     legacy_sse: bool | None = None,
     redis: str | FromEnv | None = FROM_ENV,
-    redis_prefix: str = REDIS_PREFIX,
+    redis_prefix: str | FromEnv = FROM_ENV,
     **options: Any,
 ) -> Any:
     """The ASGI app `serve_http` runs: `McpHttpApp` at `path`, and, with
@@ -499,7 +502,8 @@ def http_app(
     this one instance of several on that Redis: the session shares its keys
     and tasks (`protocol.redis_switch.share_redis`) and legacy sessions and
     their streams are served by any instance (a `Cluster`; see
-    `redis_parts`); keys under `redis_prefix`.
+    `redis_parts`); keys under `redis_prefix` (left out: `$MCP_REDIS_PREFIX`
+    when set, else "mcp:").
 
     `legacy_sse` None (the default) mounts HTTP+SSE unless the app is one
     instance of a cluster: an HTTP+SSE session lives on the instance whose
@@ -508,7 +512,8 @@ def http_app(
     (`ValueError`)."""
     url = resolve_redis_url(redis)
     if url is not None:
-        options.update(redis_parts(session, url, redis_prefix, options))
+        prefix = resolve_redis_prefix(redis_prefix)
+        options.update(redis_parts(session, url, prefix, options))
     clustered = options.get("cluster") is not None
     if legacy_sse and clustered:
         raise ValueError(
@@ -559,7 +564,7 @@ def serve_http(
     legacy_sse: bool | None = None,
     shutdown_timeout_s: float | None = DEFAULT_SHUTDOWN_TIMEOUT_S,
     redis: str | FromEnv | None = FROM_ENV,
-    redis_prefix: str = REDIS_PREFIX,
+    redis_prefix: str | FromEnv = FROM_ENV,
     **options: Any,
 ) -> None:
     """Serve `session` over HTTP with uvicorn until interrupted (see `http_app`).
@@ -574,11 +579,10 @@ def serve_http(
     With `redis` (see `http_app`), a Redis that cannot be reached stops the
     start with one line naming it (`SystemExit`), before anything listens.
     """
-    import uvicorn
-
     url = resolve_redis_url(redis)
+    prefix = resolve_redis_prefix(redis_prefix)
     if url is not None:
-        check_redis(url, prefix=redis_prefix)
+        check_redis(url, prefix=prefix)
     session.prepare()
     options.setdefault("policy", SecurityPolicy.for_bind(host, port))
     app = http_app(
@@ -586,9 +590,32 @@ def serve_http(
         path=path,
         legacy_sse=legacy_sse,
         redis=url,
-        redis_prefix=redis_prefix,
+        redis_prefix=prefix,
         **options,
     )
+    run_uvicorn(
+        app,
+        host=host,
+        port=port,
+        log_level=log_level,
+        shutdown_timeout_s=shutdown_timeout_s,
+    )
+
+
+def run_uvicorn(
+    app: Any,
+    *,
+    host: str,
+    port: int,
+    log_level: str,
+    shutdown_timeout_s: float | None,
+    **options: Any,
+) -> None:
+    """Run uvicorn (with the lifespan on) as `serve_http` and `serve_workers`
+    both do: once stopping, open responses get `shutdown_timeout_s` (None:
+    forever). `options` go to `uvicorn.run` (`factory`, `workers`)."""
+    import uvicorn
+
     uvicorn.run(
         app,
         host=host,
@@ -598,4 +625,5 @@ def serve_http(
         timeout_graceful_shutdown=(
             None if shutdown_timeout_s is None else math.ceil(shutdown_timeout_s)
         ),
+        **options,
     )

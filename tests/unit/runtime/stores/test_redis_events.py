@@ -232,3 +232,19 @@ async def test_a_refusal_ends_a_stream_and_an_unknown_stream_tails_nothing(
         assert await _read_all(store, "x" * 22, alive) == []
     finally:
         await store.aclose()
+
+
+async def test_a_stream_is_either_accepted_by_its_writer_or_ended_untouched(
+    redis_server: RedisServer, redis_prefix: str
+) -> None:
+    store = RedisEventStore(redis_server.url, prefix=redis_prefix)
+    try:
+        taken = await store.create_stream("s1")
+        assert await store.accept(taken)
+        assert not await store.end_untouched(taken, b"refused")
+        given_up = await store.create_stream("s1")
+        assert await store.end_untouched(given_up, b"refused")
+        assert not await store.accept(given_up)
+        assert not await store.accept("unknown")
+    finally:
+        await store.aclose()

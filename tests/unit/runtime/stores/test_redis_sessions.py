@@ -140,3 +140,16 @@ async def test_both_keys_have_the_idle_ttl_renewed_by_use(
     assert (await sessions.route("s1", b"", "b")).kind == "unknown"
     assert not await sessions.record("s1", "level", b"{}")
     assert await raw.exists(*sessions.keys("s1")) == 0
+
+
+async def test_release_all_gives_up_every_session_of_ours_in_one_call(
+    sessions: RedisSessions, raw: Redis
+) -> None:
+    await sessions.open("s1", b"", "a", INIT)
+    await sessions.open("s2", b"", "a", INIT)
+    await sessions.open("s3", b"", "b", INIT)
+    assert await sessions.release_all(["s1", "s2", "s3", "gone"], "a") == 2
+    assert await sessions.release_all([], "a") == 0
+    homes = [await raw.hget(sessions.keys(s)[0], "home") for s in ("s1", "s2", "s3")]
+    assert homes == [b"", b"", b"b"]
+    assert not await raw.exists(sessions.keys("gone")[0])

@@ -23,7 +23,7 @@ import uvicorn
 from benchmarks.redis_server import RedisServer
 from mcp_codegen_runtime.app import App, Context
 from mcp_codegen_runtime.transports.http import SSEParser
-from mcp_codegen_runtime.transports.http.cluster import Cluster
+from mcp_codegen_runtime.transports.http.cluster import Cluster, Op
 from mcp_codegen_runtime.transports.http.relay import ABANDONED
 from mcp_codegen_runtime.transports.http.server import McpHttpApp
 from tests.unit.runtime.transports.http.test_server import (
@@ -764,3 +764,195 @@ async def test_a_forwarded_request_is_authenticated_again_at_the_home(
         )
         assert refused.status_code == 401
         assert refused.headers["www-authenticate"] == "Bearer"
+
+
+async def test_leaving_with_a_frozen_redis_takes_one_bounded_wait(
+    redis_prefix: str, client: httpx.AsyncClient
+) -> None:
+    """Each Redis call may wait its socket timeout (here longer than LIMIT);
+    leaving releases every session in one call and bounds all of its Redis
+    steps together by `CLOSE_TIMEOUT_S`."""
+    import signal
+
+    from benchmarks.redis_server import ensure_redis_server
+    from mcp_codegen_runtime.transports.http.relay import CLOSE_TIMEOUT_S
+
+    assert CLOSE_TIMEOUT_S < LIMIT
+    with RedisServer(ensure_redis_server()) as own:
+        assert own._proc is not None
+        cluster = Cluster.from_url(
+            own.url, prefix=redis_prefix, lease_s=LEASE_S, timeout_s=LIMIT
+        )
+        http = McpHttpApp(make_app("a", Gates()).session(), cluster=cluster)
+        async with serve(http) as url:
+            for _ in range(4):
+                await open_on(client, url)
+            own._proc.send_signal(signal.SIGSTOP)
+            try:
+                with anyio.fail_after(LIMIT):
+                    await http.aclose()
+            finally:
+                own._proc.send_signal(signal.SIGCONT)
+
+
+async def stop_reading(instance: Instance) -> None:
+    """Stop the inbox reader of `instance`: the ops sent to it wait."""
+    reader = instance.cluster._reader
+    assert reader is not None
+    reader.cancel()
+    await asyncio.wait([reader])
+
+
+def read_again(instance: Instance) -> None:
+    cluster = instance.cluster
+    cluster._reader = asyncio.get_running_loop().create_task(
+        cluster._read(instance.http._serve_op)
+    )
+
+
+async def inbox_length(instance: Instance) -> int:
+    client = await instance.cluster.client()
+    key = instance.cluster.inbox_key(instance.cluster.instance_id)
+    return int(await client.execute_command("XLEN", key))
+
+
+async def test_a_full_inbox_refuses_new_ops_and_keeps_every_unread_one(
+    redis_server: RedisServer, redis_prefix: str, client: httpx.AsyncClient
+) -> None:
+
+    async with instances(redis_server, redis_prefix, Gates(), 2) as (a, b):
+        session_id = await open_on(client, a.url)
+        headers = session_headers(session_id)
+        await stop_reading(a)
+        b.cluster.inbox_max = 2
+        waiting = asyncio.get_running_loop().create_task(
+            post(client, b.url, call(1, "where"), headers)
+        )
+        for _ in range(int(LIMIT / 0.01)):
+            if await inbox_length(a):
+                break
+            await asyncio.sleep(0.01)
+        notice = b'{"jsonrpc":"2.0","method":"notifications/x"}'
+        await b.cluster.send(
+            a.cluster.instance_id, Op("notify", session_id, body=notice)
+        )
+        refused = await post(client, b.url, call(2, "where"), headers)
+        assert refused.status_code == 503, refused.text
+        assert refused.headers["retry-after"]
+        error = error_of(refused)
+        assert error["code"] == -32603
+        assert "overloaded; try again" in error["message"]
+        read_again(a)
+        assert text_of((await waiting).json()) == "a"
+        await eventually_async(lambda: inbox_length(a), 0)
+
+
+async def eventually_async(value: Callable[[], Any], expected: Any) -> None:
+    for _ in range(int(LIMIT / 0.01)):
+        if await value() == expected:
+            return
+        await asyncio.sleep(0.01)
+    raise AssertionError(f"never {expected!r}")
+
+
+async def test_a_post_the_live_home_does_not_take_is_answered_send_it_again(
+    redis_server: RedisServer, redis_prefix: str, client: httpx.AsyncClient
+) -> None:
+    """The home, alive, does not read its inbox: the forwarder gives up after
+    a bounded wait, and the home, reading it later, skips the op."""
+    from mcp_codegen_runtime.transports.http.relay import NOT_TAKEN
+
+    gates = Gates()
+    async with instances(redis_server, redis_prefix, gates, 2) as (a, b):
+        session_id = await open_on(client, a.url)
+        headers = session_headers(session_id)
+        await stop_reading(a)
+        refused = await post(client, b.url, call(1, "block"), headers)
+        assert refused.status_code == 503, refused.text
+        assert refused.headers["retry-after"]
+        assert refused.json()["id"] == 1
+        assert error_of(refused) == {"code": -32603, "message": NOT_TAKEN}
+        read_again(a)
+        later = await post(client, b.url, call(2, "where"), headers)
+        assert text_of(later.json()) == "a"
+        assert not gates.started.is_set()
+
+
+async def test_the_heartbeat_and_inbox_survive_a_starved_request_pool(
+    redis_server: RedisServer, redis_prefix: str, client: httpx.AsyncClient
+) -> None:
+    """Request traffic holding every connection of the instance's pool
+    starves neither its heartbeat nor its inbox reader."""
+    from mcp_codegen_runtime.stores.redis_scripts import blocking
+
+    async with instances(redis_server, redis_prefix, Gates(), 2) as (a, b):
+        session_id = await open_on(client, a.url)
+        requests = await a.cluster.client()
+        pool: Any = getattr(requests, "connection_pool")  # noqa: B009
+        pool.max_connections = len(pool._available_connections) + len(
+            pool._in_use_connections
+        )
+        held: list[asyncio.Future[Any]] = []
+        while pool.can_get_connection():  # take every one, as ~100 tails do
+            held.append(
+                asyncio.ensure_future(
+                    blocking(requests, "BLPOP", redis_prefix + "never", LEASE_S * 3)
+                )
+            )
+            await asyncio.sleep(0.01)
+        await asyncio.sleep(LEASE_S * 2)
+        assert await b.cluster.alive(a.cluster.instance_id)
+        notice = b'{"jsonrpc":"2.0","method":"notifications/x"}'
+        inbox = a.cluster.inbox_key(a.cluster.instance_id)
+        await b.cluster.send(
+            a.cluster.instance_id, Op("notify", session_id, body=notice)
+        )
+        await eventually_async(lambda: b_len(b, inbox), 0)
+        await asyncio.gather(*held, return_exceptions=True)
+
+
+async def b_len(instance: Instance, key: bytes) -> int:
+    client = await instance.cluster.client()
+    return int(await client.execute_command("XLEN", key))
+
+
+async def test_a_home_whose_lease_lapsed_drops_its_copies(
+    redis_server: RedisServer, redis_prefix: str, client: httpx.AsyncClient
+) -> None:
+    """Once its lease lapsed, another instance may have claimed its sessions:
+    at its next beat the old home ends its copies, so that one instance
+    serves each session."""
+    async with instances(redis_server, redis_prefix, Gates(), 2) as (a, b):
+        session_id = await open_on(client, a.url)
+        headers = session_headers(session_id)
+        a.cluster._tasks[0].cancel()  # its heartbeat stalls...
+        await expire(redis_server, a)  # ...past its lease
+        moved = await post(client, b.url, call(1, "where"), headers)
+        assert text_of(moved.json()) == "b"
+        assert session_id in a.http.sessions
+        a.cluster._tasks[0] = asyncio.get_running_loop().create_task(
+            a.cluster._heartbeat()
+        )
+        await eventually(lambda: session_id not in a.http.sessions)
+        for instance in (a, b):
+            answer = await post(client, instance.url, call(2, "where"), headers)
+            assert text_of(answer.json()) == "b"
+
+
+async def test_a_copy_whose_record_names_another_home_ends_at_its_renewal(
+    redis_server: RedisServer, redis_prefix: str, client: httpx.AsyncClient
+) -> None:
+    async with instances(redis_server, redis_prefix, Gates(), 2) as (a, b):
+        session_id = await open_on(client, a.url)
+        headers = session_headers(session_id)
+        a.cluster._tasks[0].cancel()  # a's lease lapses, b claims the session
+        await expire(redis_server, a)
+        moved = await post(client, b.url, call(1, "where"), headers)
+        assert text_of(moved.json()) == "b"
+        a.cluster._lapsed = None  # only the renewal may notice
+        await a.cluster.beat()
+        a.http._touched.clear()
+        await post(client, a.url, call(2, "where"), headers)
+        await eventually(lambda: session_id not in a.http.sessions)
+        later = await post(client, a.url, call(3, "where"), headers)
+        assert text_of(later.json()) == "b"

@@ -236,3 +236,28 @@ def test_without_an_idle_timeout_the_cluster_records_do_not_expire() -> None:
     )
     assert forever.cluster is not None
     assert forever.cluster.sessions.ttl_ms == 0
+
+
+def test_serve_workers_passes_the_redis_prefix_to_the_workers(
+    monkeypatch: pytest.MonkeyPatch, redis_server: RedisServer, redis_prefix: str
+) -> None:
+    """The workers are fresh processes: the prefix reaches them through
+    `$MCP_REDIS_PREFIX`, which `App` and `http_app` read when not given one."""
+    import os
+
+    import uvicorn
+
+    from mcp_codegen_runtime.app import App
+    from mcp_codegen_runtime.transports.http.workers import serve_workers
+
+    monkeypatch.setattr(uvicorn, "run", lambda app, **o: None)
+    monkeypatch.setenv("MCP_REDIS_URL", "")
+    monkeypatch.setenv("MCP_REDIS_PREFIX", "")
+    serve_workers(
+        "pkg:make", workers=2, redis=redis_server.url, redis_prefix=redis_prefix
+    )
+    assert os.environ["MCP_REDIS_PREFIX"] == redis_prefix
+    assert App("worker", redis=None).redis_prefix == redis_prefix
+    assert App("worker", redis=None, redis_prefix="other:").redis_prefix == "other:"
+    monkeypatch.setenv("MCP_REDIS_PREFIX", "")
+    assert App("worker", redis=None).redis_prefix == "mcp:"
