@@ -15,8 +15,12 @@ answer reaches the client event by event. Decisions:
   small pools bring that under 1 ms.
 - An upstream that refuses the connection (an instance that died) is skipped
   and the same request goes to the next one; it is left out of the rotation
-  for `down_s` seconds, then tried again. Only a failure to connect moves a
-  request: one sent and then broken may have run, so it is never sent twice.
+  for `down_s` seconds, then tried again. A connection the upstream closed
+  before any response byte (a graceful stop closing an idle kept-alive
+  connection as a request was written on it, which it never served) moves the
+  request once more, as nginx's `proxy_next_upstream error` would (a SIGKILL
+  at that instant could make that a second run). Any other failure after
+  sending is never sent twice: it may have run.
   That one, or every upstream refusing, is answered 502 with a JSON-RPC
   error (-32603, "... send it again", id null), which an MCP client hands
   to the request, as the cluster answers a request whose instance died.
@@ -230,6 +234,7 @@ class RoundRobinProxy:
             for name, _ in scope["headers"]
         )
         response: httpx.Response | None = None
+        resent = False
         for index in self.order():
             request = self.client(index, lane).build_request(
                 scope["method"],
@@ -249,6 +254,17 @@ class RoundRobinProxy:
                 continue
             except _ClientGoneError:
                 return
+            except (httpx.RemoteProtocolError, httpx.ReadError) as exc:
+                # Closed before any response byte: what a graceful stop does
+                # to an idle kept-alive connection a request was being written
+                # on (never served). Sent once more, to the next upstream.
+                if resent:
+                    await _bad_gateway(send, f"it failed before answering ({exc!r})")
+                    return
+                resent = True
+                self.counts[index] -= 1
+                self.failovers += 1
+                continue
             except httpx.HTTPError as exc:  # sent, then broken: never resent
                 await _bad_gateway(send, f"it failed before answering ({exc!r})")
                 return
