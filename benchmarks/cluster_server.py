@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 
-from mcp_codegen_runtime.app import App, Context
+from mcp_specgen_runtime.app import App, Context
 
 if TYPE_CHECKING:
     from collections.abc import Sequence

@@ -15,8 +15,8 @@ from typing import TYPE_CHECKING, Any
 
 import msgspec
 
-from mcp_codegen_runtime.jsonrpc.dispatch import Dispatcher
-from mcp_codegen_types import v2025_11_25 as rev
+from mcp_specgen_runtime.jsonrpc.dispatch import Dispatcher
+from mcp_specgen_types import v2025_11_25 as rev
 
 from ._common import table
 

@@ -23,8 +23,8 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 
-from mcp_codegen_runtime.stores.events import EventStore, MemoryEventStore
-from mcp_codegen_runtime.stores.redis_events import RedisEventStore
+from mcp_specgen_runtime.stores.events import EventStore, MemoryEventStore
+from mcp_specgen_runtime.stores.redis_events import RedisEventStore
 
 from ._common import table
 from .redis_server import RedisServer

@@ -36,13 +36,13 @@ def _mcp_codegen_cli() -> list[str]:
     script = Path(sys.executable).parent / "mcp-codegen"
     if script.exists():
         return [str(script)]
-    return [sys.executable, "-m", "mcp_codegen.cli"]
+    return [sys.executable, "-m", "mcp_specgen.cli"]
 
 
 def ensure_synced(echo: Echo = print) -> bool:
     """Sync the pinned schemas from the shared folder unless all are present and
     match their pins; return whether a sync ran."""
-    from mcp_codegen.manifest import load_manifest
+    from mcp_specgen.manifest import load_manifest
 
     manifest = load_manifest(SCHEMA_DIR)
     stale = []
@@ -62,13 +62,13 @@ def ensure_synced(echo: Echo = print) -> bool:
 
 def _sizes(files: dict[str, str]) -> tuple[dict[str, dict[str, Any]], dict[str, Any]]:
     """Lines and bytes per revision module, and of the shared files."""
-    from mcp_codegen.manifest import load_manifest
+    from mcp_specgen.manifest import load_manifest
 
     modules = {pin.module: pin.name for pin in load_manifest(SCHEMA_DIR).revisions}
     per_revision: dict[str, dict[str, Any]] = {}
     shared: dict[str, Any] = {"files": 0, "lines": 0, "bytes": 0}
     for rel, text in sorted(files.items()):
-        parts = Path(rel).parts  # mcp_codegen_types/<module>/<file>
+        parts = Path(rel).parts  # mcp_specgen_types/<module>/<file>
         lines = text.count("\n")
         size = len(text.encode("utf-8"))
         if len(parts) == 3 and parts[1] in modules:
@@ -97,8 +97,8 @@ def run(
     synced = ensure_synced(echo)
 
     started = time.perf_counter()
-    from mcp_codegen.generate import compare, render_all
-    from mcp_codegen.manifest import load_manifest
+    from mcp_specgen.generate import compare, render_all
+    from mcp_specgen.manifest import load_manifest
 
     import_s = time.perf_counter() - started
 

@@ -2,9 +2,9 @@
 
 Contenders (each a `python -E -s -c` snippet run in a new process):
 
-- ours: `import mcp_codegen_runtime; import mcp_codegen_types.v2025_11_25`
+- ours: `import mcp_specgen_runtime; import mcp_specgen_types.v2025_11_25`
   with the project's venv;
-- ours, runtime only: `import mcp_codegen_runtime`;
+- ours, runtime only: `import mcp_specgen_runtime`;
 - mcp_types: `import mcp_types` (mcp-types 2.3.0, pydantic models) with the peer
   venv `.cache/peers/venv` (same base interpreter).
 
@@ -103,9 +103,9 @@ def contenders(peer_python: str) -> list[Contender]:
         Contender(
             "ours",
             ours,
-            "import mcp_codegen_runtime\nimport mcp_codegen_types.v2025_11_25",
+            "import mcp_specgen_runtime\nimport mcp_specgen_types.v2025_11_25",
         ),
-        Contender("ours (runtime only)", ours, "import mcp_codegen_runtime"),
+        Contender("ours (runtime only)", ours, "import mcp_specgen_runtime"),
         Contender("mcp_types", peer_python, "import mcp_types"),
         Contender("baseline (project venv)", ours, "pass"),
         Contender("baseline (peer venv)", peer_python, "pass"),

@@ -14,8 +14,8 @@ HTTP), with the project folder on `PYTHONPATH`. Its tool `echo(message: str)
 Fair start-up: `PYTHONDONTWRITEBYTECODE=1` (set on the benchmark machines)
 leaves our editable sources without `.pyc` files, so every spawn would compile
 them again, whereas pip compiled the SDKs' packages when it installed them.
-`prepare()` therefore byte-compiles the project, `mcp_codegen_runtime` and
-`generated/mcp_codegen_types` (`compileall`, which writes regardless of that
+`prepare()` therefore byte-compiles the project, `mcp_specgen_runtime` and
+`generated/mcp_specgen_types` (`compileall`, which writes regardless of that
 variable, and skips what is up to date), and the peer venv (a no-op when pip
 compiled it).
 
@@ -57,7 +57,7 @@ PACKAGE = "scaffold_echo"
 FOLDER = CACHE / "benchmarks" / "scaffold"
 """Where the project is generated: `FOLDER / NAME`."""
 
-COMPILED = (REPO / "mcp_codegen_runtime", REPO / "generated" / "mcp_codegen_types")
+COMPILED = (REPO / "mcp_specgen_runtime", REPO / "generated" / "mcp_specgen_types")
 """Our editable sources the server imports, byte-compiled with the project."""
 
 
@@ -68,7 +68,7 @@ def mcp_codegen_command() -> list[str]:
     script = python.parent / "mcp-codegen"
     if script.exists():
         return [str(script)]
-    return [str(python), "-c", "from mcp_codegen.cli import main; main()"]
+    return [str(python), "-c", "from mcp_specgen.cli import main; main()"]
 
 
 def prepare(peer_python: Path | None = None) -> Path:

@@ -106,7 +106,7 @@ CONTENDERS = (OURS, TS_SDK, PY_SDK)
 
 PROGRAMS = REPO / "benchmarks" / "programs"
 
-OUR_SOURCES = (REPO / "mcp_codegen_runtime", REPO / "generated" / "mcp_codegen_types")
+OUR_SOURCES = (REPO / "mcp_specgen_runtime", REPO / "generated" / "mcp_specgen_types")
 """The packages our tools server imports from the repository."""
 
 READ_TIMEOUT = 60.0

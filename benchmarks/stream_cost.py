@@ -28,11 +28,11 @@ import anyio
 import anyio.lowlevel
 import msgspec
 
-from mcp_codegen_runtime.jsonrpc.connection import current_request
-from mcp_codegen_runtime.protocol.session import ServerSession
-from mcp_codegen_runtime.stores.events import MemoryEventStore
-from mcp_codegen_runtime.transports.http.server import McpHttpApp
-from mcp_codegen_types import v2025_11_25
+from mcp_specgen_runtime.jsonrpc.connection import current_request
+from mcp_specgen_runtime.protocol.session import ServerSession
+from mcp_specgen_runtime.stores.events import MemoryEventStore
+from mcp_specgen_runtime.transports.http.server import McpHttpApp
+from mcp_specgen_types import v2025_11_25
 
 VERSION = "2025-11-25"
 ROUNDS = 5

@@ -18,10 +18,10 @@ from typing import Any
 
 import anyio
 
-from mcp_codegen_runtime.app import App
-from mcp_codegen_runtime.jsonrpc.connection import Connection
-from mcp_codegen_runtime.protocol.client import ClientSession
-from mcp_codegen_runtime.transports import memory_pair
+from mcp_specgen_runtime.app import App
+from mcp_specgen_runtime.jsonrpc.connection import Connection
+from mcp_specgen_runtime.protocol.client import ClientSession
+from mcp_specgen_runtime.transports import memory_pair
 
 Result = dict[str, Any]
 

@@ -39,9 +39,9 @@ from typing import TYPE_CHECKING, Any
 import anyio
 import anyio.to_thread
 
-from mcp_codegen_runtime.stores.redis_tasks import RedisTaskStore
-from mcp_codegen_runtime.stores.sqlite_tasks import SQLiteTaskStore
-from mcp_codegen_runtime.stores.tasks import MemoryTaskStore, TaskRecord, TaskStore
+from mcp_specgen_runtime.stores.redis_tasks import RedisTaskStore
+from mcp_specgen_runtime.stores.sqlite_tasks import SQLiteTaskStore
+from mcp_specgen_runtime.stores.tasks import MemoryTaskStore, TaskRecord, TaskStore
 
 from ._common import table
 from .redis_server import RedisServer

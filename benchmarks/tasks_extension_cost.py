@@ -19,10 +19,10 @@ from typing import Any
 import anyio
 import anyio.lowlevel
 
-from mcp_codegen_runtime.app import App
-from mcp_codegen_runtime.jsonrpc.connection import Connection
-from mcp_codegen_runtime.protocol.tasks.wire2026 import TASKS
-from mcp_codegen_runtime.transports import memory_pair
+from mcp_specgen_runtime.app import App
+from mcp_specgen_runtime.jsonrpc.connection import Connection
+from mcp_specgen_runtime.protocol.tasks.wire2026 import TASKS
+from mcp_specgen_runtime.transports import memory_pair
 
 Result = dict[str, Any]
 MODERN = "2026-07-28"

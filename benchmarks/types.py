@@ -48,8 +48,8 @@ from typing import IO, TYPE_CHECKING, Any, Literal
 import msgspec
 from msgspec import UNSET, UnsetType
 
-from mcp_codegen_runtime import decode, encode
-from mcp_codegen_types import v2025_11_25 as rev
+from mcp_specgen_runtime import decode, encode
+from mcp_specgen_types import v2025_11_25 as rev
 
 from ._common import table
 from .peers import PYTHON_PEERS, ensure_python_peers
@@ -63,7 +63,7 @@ if TYPE_CHECKING:
     """A function and its arguments: one operation of one contender."""
 
 VERSION = "2025-11-25"
-"""The protocol revision of every case (ours: `mcp_codegen_types.v2025_11_25`)."""
+"""The protocol revision of every case (ours: `mcp_specgen_types.v2025_11_25`)."""
 
 TARGET_VS_MCP_TYPES = 10.0
 """Ours should be at least this many times as fast as mcp-types (SDK path)."""

@@ -11,7 +11,7 @@ Two contenders:
   msgspec output, generated into a temporary folder and imported from there;
   decoded with `msgspec.json.decode(data, type=T)`, encoded with
   `msgspec.json.encode`. Several flag sets are tried (`CANDIDATES`); the best counts.
-- ours: `mcp_codegen_types.v2026_07_28` through `mcp_codegen_runtime.decode/encode`.
+- ours: `mcp_specgen_types.v2026_07_28` through `mcp_specgen_runtime.decode/encode`.
 
     python -m benchmarks yardstick [--quick]
 """
@@ -42,7 +42,7 @@ if TYPE_CHECKING:
     from types import ModuleType
 
 REVISION = "2026-07-28"
-OUR_MODULE = "mcp_codegen_types.v2026_07_28"
+OUR_MODULE = "mcp_specgen_types.v2026_07_28"
 
 _JSONVALUE_ANY = json.dumps({"JSONValue": "typing.Any"})
 
@@ -372,11 +372,11 @@ def run_datamodel(
 def run_ours(cases: Sequence[tuple[str, Path]]) -> dict[str, Any]:
     import importlib
 
-    from mcp_codegen_runtime import decode, encode
+    from mcp_specgen_runtime import decode, encode
 
     module = importlib.import_module(OUR_MODULE)
     outcome = evaluate("mcp-codegen", module, decode, encode, cases)
-    return {"module": OUR_MODULE, "codec": "mcp_codegen_runtime", **outcome.as_dict()}
+    return {"module": OUR_MODULE, "codec": "mcp_specgen_runtime", **outcome.as_dict()}
 
 
 def run(*, quick: bool = False, echo: Echo = print) -> dict[str, Any]:

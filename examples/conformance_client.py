@@ -34,8 +34,8 @@ from typing import Any
 import anyio
 import httpx
 
-from mcp_codegen_runtime import Client, to_builtins
-from mcp_codegen_runtime.auth.client import (
+from mcp_specgen_runtime import Client, to_builtins
+from mcp_specgen_runtime.auth.client import (
     AuthorizationResponse,
     ClientCredentialsAuth,
     ClientInformation,
@@ -46,8 +46,8 @@ from mcp_codegen_runtime.auth.client import (
     OAuthClientAuth,
     PrivateKeyJwt,
 )
-from mcp_codegen_runtime.errors import RpcError
-from mcp_codegen_types.latest import ElicitRequestParams, ElicitResult, Tool
+from mcp_specgen_runtime.errors import RpcError
+from mcp_specgen_types.latest import ElicitRequestParams, ElicitResult, Tool
 
 SAMPLES: dict[str, Any] = {
     "string": "text",

@@ -18,10 +18,10 @@ import asyncio
 import json
 from typing import Any
 
-from mcp_codegen_runtime.app import App, Context
-from mcp_codegen_runtime.app.context import elicit_params, sample_params
-from mcp_codegen_runtime.errors import ErrorCode, RpcError
-from mcp_codegen_runtime.transports.http.server import close_sse_stream
+from mcp_specgen_runtime.app import App, Context
+from mcp_specgen_runtime.app.context import elicit_params, sample_params
+from mcp_specgen_runtime.errors import ErrorCode, RpcError
+from mcp_specgen_runtime.transports.http.server import close_sse_stream
 
 IMAGE = (
     "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8"

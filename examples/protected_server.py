@@ -23,8 +23,8 @@ from __future__ import annotations
 import argparse
 import os
 
-from mcp_codegen_runtime.app import App, Context
-from mcp_codegen_runtime.auth.server import (
+from mcp_specgen_runtime.app import App, Context
+from mcp_specgen_runtime.auth.server import (
     IntrospectionVerifier,
     JwtVerifier,
     Principal,

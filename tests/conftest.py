@@ -26,8 +26,8 @@ SHARED_SCHEMAS = Path(
 @pytest.fixture(scope="session", autouse=True)
 def synced_schemas() -> None:
     """Make sure schema/<rev>/schema.json exist, syncing from the shared folder."""
-    from mcp_codegen.manifest import load_manifest
-    from mcp_codegen.sync import schema_path, sync
+    from mcp_specgen.manifest import load_manifest
+    from mcp_specgen.sync import schema_path, sync
 
     manifest = load_manifest(SCHEMA_DIR)
     missing = tuple(

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import sys
 
-from mcp_codegen_runtime.app import App
+from mcp_specgen_runtime.app import App
 
 
 def tool_name(index: int) -> str:

@@ -16,11 +16,11 @@ from typing import Any
 
 import anyio
 
-from mcp_codegen_runtime.codec.wire import convert
-from mcp_codegen_runtime.jsonrpc.connection import Connection
-from mcp_codegen_runtime.protocol.session import ServerSession
-from mcp_codegen_runtime.transports.stdio import stdio_server
-from mcp_codegen_types import v2025_11_25, v2026_07_28
+from mcp_specgen_runtime.codec.wire import convert
+from mcp_specgen_runtime.jsonrpc.connection import Connection
+from mcp_specgen_runtime.protocol.session import ServerSession
+from mcp_specgen_runtime.transports.stdio import stdio_server
+from mcp_specgen_types import v2025_11_25, v2026_07_28
 
 NAME = "mcp-codegen-echo"
 VERSION = "1.0.0"

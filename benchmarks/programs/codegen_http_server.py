@@ -24,7 +24,7 @@ if str(REPO) not in sys.path:
 from codegen_echo_server import session  # noqa: E402
 
 from benchmarks._common import announce_when_listening  # noqa: E402
-from mcp_codegen_runtime.transports.http.server import serve_http  # noqa: E402
+from mcp_specgen_runtime.transports.http.server import serve_http  # noqa: E402
 
 HOST = "127.0.0.1"
 

@@ -17,7 +17,7 @@ from benchmarks import scaling
 from benchmarks.__main__ import main
 from benchmarks.types import CASES, CONTENDERS, DIRECTIONS, HAND, OURS, UNTYPED
 from benchmarks.yardstick import exact_equal
-from mcp_codegen.manifest import load_manifest
+from mcp_specgen.manifest import load_manifest
 from tests.conftest import SCHEMA_DIR
 
 if TYPE_CHECKING:

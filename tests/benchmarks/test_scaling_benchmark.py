@@ -18,8 +18,8 @@ import pytest
 from benchmarks import scaling
 from benchmarks._common import Contender, ServerFailedError, compare
 from benchmarks.programs import app_tools_server
-from mcp_codegen_runtime.codec.wire import convert, encode
-from mcp_codegen_types import v2025_11_25
+from mcp_specgen_runtime.codec.wire import convert, encode
+from mcp_specgen_types import v2025_11_25
 
 FLOODING_ECHO = """
 import json, sys

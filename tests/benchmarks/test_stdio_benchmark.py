@@ -167,7 +167,7 @@ def test_the_scaffold_is_generated_and_byte_compiled() -> None:
     compiled = [
         package / "__main__.py",
         package / "server.py",
-        REPO / "mcp_codegen_runtime" / "__init__.py",
+        REPO / "mcp_specgen_runtime" / "__init__.py",
     ]
     for source in compiled:
         assert os.path.exists(importlib.util.cache_from_source(str(source))), source

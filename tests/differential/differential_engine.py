@@ -30,7 +30,7 @@ from typing import Any
 import jsonschema
 import msgspec
 
-from mcp_codegen_runtime import convert, decode, encode, to_builtins
+from mcp_specgen_runtime import convert, decode, encode, to_builtins
 
 REPO = Path(__file__).resolve().parents[2]
 SCHEMAS = Path(
@@ -45,7 +45,7 @@ REVISIONS: dict[str, str] = {
     "2026-07-28": "v2026_07_28",
     "draft": "draft",
 }
-"""Revision -> module of `mcp_codegen_types`."""
+"""Revision -> module of `mcp_specgen_types`."""
 
 EXAMPLE_REVISIONS = ("2026-07-28", "draft")
 
@@ -149,7 +149,7 @@ def revision(name: str) -> Revision:
         )
     schema = json.loads(path.read_text(encoding="utf-8"))
     defs_key = "$defs" if "$defs" in schema else "definitions"
-    module = import_module(f"mcp_codegen_types.{REVISIONS[name]}")
+    module = import_module(f"mcp_specgen_types.{REVISIONS[name]}")
     return Revision(name=name, schema=schema, defs_key=defs_key, module=module)
 
 

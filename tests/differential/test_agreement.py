@@ -32,8 +32,8 @@ from leniencies import (
     explaining,
 )
 
-from mcp_codegen_runtime import ValidationError, convert
-from mcp_codegen_types import MODULES
+from mcp_specgen_runtime import ValidationError, convert
+from mcp_specgen_types import MODULES
 
 
 @pytest.mark.parametrize(
@@ -157,7 +157,7 @@ def test_every_mutation_kind_is_exercised(rev: str) -> None:
 
 
 def test_revisions_are_the_generated_ones() -> None:
-    assert {rev: f"mcp_codegen_types.{m}" for rev, m in REVISIONS.items()} == MODULES
+    assert {rev: f"mcp_specgen_types.{m}" for rev, m in REVISIONS.items()} == MODULES
 
 
 def test_every_definition_has_a_type() -> None:

@@ -15,7 +15,7 @@ from differential_engine import (
     json_equal,
 )
 
-from mcp_codegen_runtime import decode, encode
+from mcp_specgen_runtime import decode, encode
 
 EXPECTED_EXAMPLES = 129
 """Example files per revision folder (2026-07-28 and draft)."""
@@ -35,7 +35,7 @@ def test_example_count(rev: str) -> None:
 
 @pytest.mark.parametrize(("rev", "path"), CASES)
 def test_example_round_trips(rev: str, path) -> None:  # type: ignore[no-untyped-def]
-    module = import_module(f"mcp_codegen_types.{REVISIONS[rev]}")
+    module = import_module(f"mcp_specgen_types.{REVISIONS[rev]}")
     tp = getattr(module, path.parent.name)
     data = path.read_bytes()
     value = decode(data, tp)

@@ -21,11 +21,11 @@ from differential_engine import (
 )
 from leniencies import ELICIT_NUMBER_REVISIONS, explaining
 
-from mcp_codegen_runtime import convert, decode, to_builtins
+from mcp_specgen_runtime import convert, decode, to_builtins
 
 GUARD_TAG = "\x00 never a tag"
 """The tag value of the guard member
-`mcp_codegen_runtime.codec._tag_guard._with_tag_guard` adds to a standalone tagged
+`mcp_specgen_runtime.codec._tag_guard._with_tag_guard` adds to a standalone tagged
 struct, to make msgspec check the tag."""
 
 

@@ -21,9 +21,9 @@ import anyio
 import pytest
 
 from benchmarks.cluster import ClusterHarness
-from mcp_codegen_runtime import Client
-from mcp_codegen_runtime.errors import RpcError
-from mcp_codegen_types import latest
+from mcp_specgen_runtime import Client
+from mcp_specgen_runtime.errors import RpcError
+from mcp_specgen_types import latest
 
 if TYPE_CHECKING:
     from benchmarks.proxy import RoundRobinProxy

@@ -7,7 +7,7 @@ import typing
 from collections import Counter
 from typing import Any
 
-from mcp_codegen_runtime.app import App
+from mcp_specgen_runtime.app import App
 from tests.fuzz.cases import Case, Reply
 
 SEED = 20261126

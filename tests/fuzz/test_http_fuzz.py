@@ -28,7 +28,7 @@ import anyio
 import httpx
 import pytest
 
-from mcp_codegen_runtime.transports.http.server import http_app
+from mcp_specgen_runtime.transports.http.server import http_app
 from tests.fuzz.cases import (
     ENVELOPE,
     STATES,

@@ -22,9 +22,9 @@ import pytest
 from anyio.abc import ByteReceiveStream, ByteSendStream
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
-from mcp_codegen_runtime.jsonrpc.connection import Connection
-from mcp_codegen_runtime.transports.lines import LineReader, StdioTransport
-from mcp_codegen_runtime.transports.stdio import stdio_client
+from mcp_specgen_runtime.jsonrpc.connection import Connection
+from mcp_specgen_runtime.transports.lines import LineReader, StdioTransport
+from mcp_specgen_runtime.transports.stdio import stdio_client
 from tests.fuzz.cases import ENVELOPE, LINE_LIMIT, STATES, VERSION, Case, generate
 from tests.fuzz.support import SEED, Tally, make_app, mismatch
 

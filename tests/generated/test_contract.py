@@ -8,8 +8,8 @@ import json
 import msgspec
 import pytest
 
-from mcp_codegen.manifest import load_manifest
-from mcp_codegen_runtime import decode, encode, extra
+from mcp_specgen.manifest import load_manifest
+from mcp_specgen_runtime import decode, encode, extra
 from tests.conftest import SCHEMA_DIR
 
 MANIFEST = load_manifest(SCHEMA_DIR)
@@ -23,7 +23,7 @@ def _definitions(revision: str) -> dict[str, object]:
 
 @pytest.mark.parametrize("pin", REVISIONS, ids=lambda pin: pin.name)
 def test_every_definition_has_a_type_of_the_same_name(pin) -> None:
-    module = importlib.import_module(f"mcp_codegen_types.{pin.module}")
+    module = importlib.import_module(f"mcp_specgen_types.{pin.module}")
     names = sorted(_definitions(pin.name))
     missing = [name for name in names if not hasattr(module, name)]
     assert missing == []
@@ -32,16 +32,16 @@ def test_every_definition_has_a_type_of_the_same_name(pin) -> None:
 
 @pytest.mark.parametrize("pin", REVISIONS, ids=lambda pin: pin.name)
 def test_protocol_version_names_the_revision(pin) -> None:
-    module = importlib.import_module(f"mcp_codegen_types.{pin.module}")
+    module = importlib.import_module(f"mcp_specgen_types.{pin.module}")
     assert module.PROTOCOL_VERSION == pin.name
 
 
 @pytest.mark.parametrize("pin", REVISIONS, ids=lambda pin: pin.name)
 def test_header_names_revision_hash_and_version(pin) -> None:
-    from mcp_codegen import __version__
+    from mcp_specgen import __version__
 
     text = (
-        SCHEMA_DIR.parent / "generated" / "mcp_codegen_types" / pin.module / "types.py"
+        SCHEMA_DIR.parent / "generated" / "mcp_specgen_types" / pin.module / "types.py"
     ).read_text()
     lines = text.splitlines()
     assert lines[:4] == [
@@ -53,19 +53,19 @@ def test_header_names_revision_hash_and_version(pin) -> None:
 
 
 def test_latest_is_the_newest_dated_revision() -> None:
-    import mcp_codegen_types
-    from mcp_codegen_types import latest
+    import mcp_specgen_types
+    from mcp_specgen_types import latest
 
     dated = [name for name in MANIFEST.names if name != "draft"]
-    assert mcp_codegen_types.LATEST_VERSION == dated[-1]
-    newest = importlib.import_module(mcp_codegen_types.MODULES[dated[-1]])
+    assert mcp_specgen_types.LATEST_VERSION == dated[-1]
+    newest = importlib.import_module(mcp_specgen_types.MODULES[dated[-1]])
     assert latest.CallToolResult is newest.CallToolResult
-    assert mcp_codegen_types.KNOWN_VERSIONS == MANIFEST.names
+    assert mcp_specgen_types.KNOWN_VERSIONS == MANIFEST.names
     assert set(latest.__all__) == set(newest.__all__)
 
 
 def test_numbers_keep_their_form() -> None:
-    from mcp_codegen_types.v2025_06_18 import ProgressNotification
+    from mcp_specgen_types.v2025_06_18 import ProgressNotification
 
     raw = (
         b'{"jsonrpc":"2.0","method":"notifications/progress",'
@@ -78,7 +78,7 @@ def test_numbers_keep_their_form() -> None:
 
 
 def test_unknown_keys_survive_a_round_trip_everywhere() -> None:
-    from mcp_codegen_types.v2025_11_25 import CallToolRequest
+    from mcp_specgen_types.v2025_11_25 import CallToolRequest
 
     raw = {
         "jsonrpc": "2.0",
@@ -99,7 +99,7 @@ def test_unknown_keys_survive_a_round_trip_everywhere() -> None:
 
 
 def test_structural_union_picks_the_member_and_explains_a_miss() -> None:
-    from mcp_codegen_types.v2025_11_25 import (
+    from mcp_specgen_types.v2025_11_25 import (
         BlobResourceContents,
         EmbeddedResource,
         TextResourceContents,
@@ -122,7 +122,7 @@ def test_structural_union_picks_the_member_and_explains_a_miss() -> None:
 
 
 def test_input_required_result_is_told_apart_from_the_final_result() -> None:
-    from mcp_codegen_types.v2026_07_28 import (
+    from mcp_specgen_types.v2026_07_28 import (
         CallToolResult,
         CallToolResultResponse,
         InputRequiredResult,
@@ -142,7 +142,7 @@ def test_input_required_result_is_told_apart_from_the_final_result() -> None:
 
 
 def test_missing_result_type_means_complete_in_2026() -> None:
-    from mcp_codegen_types.v2026_07_28 import CallToolResult, TextContent
+    from mcp_specgen_types.v2026_07_28 import CallToolResult, TextContent
 
     old_server = decode(b'{"content":[{"type":"text","text":"hi"}]}', CallToolResult)
     assert old_server.result_type == "complete"
@@ -158,7 +158,7 @@ def test_elicitation_answers_may_be_fractional_numbers(revision: str) -> None:
     (schema/overrides widens `ElicitResult.content` to allow it), in every
     revision since 2025-06-18."""
     types = importlib.import_module(
-        f"mcp_codegen_types.{MANIFEST.get(revision).module}"
+        f"mcp_specgen_types.{MANIFEST.get(revision).module}"
     )
     raw = b'{"action":"accept","content":{"amount":2.5,"count":2,"ok":true}}'
     answer = decode(raw, types.ElicitResult)
@@ -168,7 +168,7 @@ def test_elicitation_answers_may_be_fractional_numbers(revision: str) -> None:
 
 
 def test_request_unions_are_tagged_by_method() -> None:
-    from mcp_codegen_types.v2025_06_18 import (
+    from mcp_specgen_types.v2025_06_18 import (
         CallToolRequest,
         ClientRequest,
         PingRequest,
@@ -188,7 +188,7 @@ def test_request_unions_are_tagged_by_method() -> None:
 @pytest.mark.parametrize("pin", REVISIONS, ids=lambda pin: pin.name)
 def test_method_table_matches_the_schema(pin) -> None:
     """Every definition with a const `method` is in the table, and nothing else."""
-    module = importlib.import_module(f"mcp_codegen_types.{pin.module}")
+    module = importlib.import_module(f"mcp_specgen_types.{pin.module}")
     definitions = _definitions(pin.name)
     expected: dict[str, str] = {}
     for name, node in definitions.items():

@@ -18,10 +18,10 @@ from typing import Any
 import jsonschema
 import pytest
 
-from mcp_codegen_runtime import decode, encode, extra
-from mcp_codegen_runtime.codec.conversion import ConversionError, Converted
-from mcp_codegen_types import KNOWN_VERSIONS, MODULES
-from mcp_codegen_types.conversions import DROPPED, convert
+from mcp_specgen_runtime import decode, encode, extra
+from mcp_specgen_runtime.codec.conversion import ConversionError, Converted
+from mcp_specgen_types import KNOWN_VERSIONS, MODULES
+from mcp_specgen_types.conversions import DROPPED, convert
 from tests.conftest import SCHEMA_DIR, SHARED_SCHEMAS
 
 EXAMPLES = sorted((SHARED_SCHEMAS / "2026-07-28" / "examples").glob("*/*.json"))
@@ -102,7 +102,7 @@ def test_example_walks_down_and_up_every_adjacent_step(example: Path) -> None:
 
 
 def test_title_and_icons_are_kept_as_unknown_keys_for_2024_11_05() -> None:
-    from mcp_codegen_types import v2025_11_25 as n
+    from mcp_specgen_types import v2025_11_25 as n
 
     tool = n.Tool(
         name="x",
@@ -134,7 +134,7 @@ def test_title_and_icons_are_kept_as_unknown_keys_for_2024_11_05() -> None:
 
 
 def test_a_tool_input_schema_keeps_its_keywords_across_the_eras() -> None:
-    from mcp_codegen_types import v2025_11_25 as old, v2026_07_28 as new
+    from mcp_specgen_types import v2025_11_25 as old, v2026_07_28 as new
 
     schema = {
         "type": "object",
@@ -152,7 +152,7 @@ def test_a_tool_input_schema_keeps_its_keywords_across_the_eras() -> None:
 
 
 def test_result_type_between_2025_11_25_and_2026_07_28() -> None:
-    from mcp_codegen_types import v2025_11_25 as old, v2026_07_28 as new
+    from mcp_specgen_types import v2025_11_25 as old, v2026_07_28 as new
 
     up = convert(old.CallToolResult(content=[old.TextContent(text="a")]), "2026-07-28")
     assert up.dropped == ()
@@ -171,7 +171,7 @@ def test_result_type_between_2025_11_25_and_2026_07_28() -> None:
 
 
 def test_audio_content_is_dropped_for_2024_11_05() -> None:
-    from mcp_codegen_types import v2025_03_26 as n
+    from mcp_specgen_types import v2025_03_26 as n
 
     result = convert(
         n.CallToolResult(
@@ -189,7 +189,7 @@ def test_audio_content_is_dropped_for_2024_11_05() -> None:
 
 
 def test_a_type_the_target_lacks_is_an_error() -> None:
-    from mcp_codegen_types import v2026_07_28 as new
+    from mcp_specgen_types import v2026_07_28 as new
 
     with pytest.raises(ConversionError, match="has no DiscoverResult"):
         convert(
@@ -235,7 +235,7 @@ def test_fill_supplies_what_a_newer_revision_requires() -> None:
 
 
 def test_fit_goes_straight_to_the_target_type() -> None:
-    from mcp_codegen_runtime.codec.conversion import fit
+    from mcp_specgen_runtime.codec.conversion import fit
 
     modern = importlib.import_module(MODULES["2026-07-28"])
     oldest = importlib.import_module(MODULES["2024-11-05"])

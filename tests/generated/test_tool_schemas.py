@@ -20,15 +20,15 @@ from typing import Any
 
 import pytest
 
-from mcp_codegen_runtime import decode, encode, extra
-from mcp_codegen_runtime.codec.wire import UNSET, ValidationError
-from mcp_codegen_types import (
+from mcp_specgen_runtime import decode, encode, extra
+from mcp_specgen_runtime.codec.wire import UNSET, ValidationError
+from mcp_specgen_types import (
     MODERN_VERSIONS,
     MODULES,
     v2025_11_25 as legacy,
     v2026_07_28 as modern,
 )
-from mcp_codegen_types.conversions import convert
+from mcp_specgen_types.conversions import convert
 from tests.conftest import SHARED_SCHEMAS
 
 MODERN = {

@@ -12,8 +12,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from mcp_codegen.emit import render_types
-from mcp_codegen.pipeline import revision_from_document
+from mcp_specgen.emit import render_types
+from mcp_specgen.pipeline import revision_from_document
 
 CASES_DIR = Path(__file__).resolve().parents[1] / "cases"
 DIALECT_2020_12 = "https://json-schema.org/draft/2020-12/schema"

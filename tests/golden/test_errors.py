@@ -11,12 +11,12 @@ from typing import Any
 import pytest
 from golden_support import document
 
-from mcp_codegen.errors import (
+from mcp_specgen.errors import (
     CodegenError,
     NameCollisionError,
     UnsupportedSchemaError,
 )
-from mcp_codegen.pipeline import revision_from_document
+from mcp_specgen.pipeline import revision_from_document
 
 REVISION = "rev-errors"
 

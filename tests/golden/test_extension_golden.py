@@ -15,8 +15,8 @@ from pathlib import Path
 import msgspec
 import pytest
 
-from mcp_codegen.emit import EXTENSIONS_PACKAGE, render_extension
-from mcp_codegen.pipeline import revision_from_document
+from mcp_specgen.emit import EXTENSIONS_PACKAGE, render_extension
+from mcp_specgen.pipeline import revision_from_document
 
 HERE = Path(__file__).resolve().parent / "extension"
 UPDATE_ENV = "MCP_CODEGEN_UPDATE_GOLDEN"

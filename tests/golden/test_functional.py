@@ -22,13 +22,13 @@ import msgspec
 import pytest
 from golden_support import case_schema, document, render_case, render_defs
 
-from mcp_codegen import naming
-from mcp_codegen.emit import render_types
-from mcp_codegen.errors import UnsupportedSchemaError
-from mcp_codegen.naming import field_name
-from mcp_codegen.pipeline import revision_from_document
-from mcp_codegen.tsdoc import render_tsdoc
-from mcp_codegen_runtime import (
+from mcp_specgen import naming
+from mcp_specgen.emit import render_types
+from mcp_specgen.errors import UnsupportedSchemaError
+from mcp_specgen.naming import field_name
+from mcp_specgen.pipeline import revision_from_document
+from mcp_specgen.tsdoc import render_tsdoc
+from mcp_specgen_runtime import (
     ValidationError,
     convert,
     decode,

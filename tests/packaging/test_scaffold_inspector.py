@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 
 from benchmarks import node22
-from mcp_codegen.scaffold import create_project
+from mcp_specgen.scaffold import create_project
 
 LIMIT = 60.0
 

@@ -1,7 +1,7 @@
 """`mcp-codegen new` from the built wheel, as a user runs it: in a fresh venv,
 create a project, install it, run its tests, and serve it over stdio and HTTP.
 
-The project depends on `mcp-codegen[http]`, which no package index serves with
+The project depends on `mcp-specgen[http]`, which no package index serves with
 these contents, so the venv gets the wheel (with its `codegen` and `http`
 extras) and pytest first, and the project is installed with `--no-deps`;
 `pip check` then shows its requirements are all met by what is installed.
@@ -63,7 +63,7 @@ def pip(python: Path, *args: str) -> None:
 def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("wheel")
     pip(Path(sys.executable), "wheel", "--no-deps", "-q", "-w", str(out), str(ROOT))
-    (built,) = out.glob("mcp_codegen-*.whl")
+    (built,) = out.glob("mcp_specgen-*.whl")
     return built
 
 

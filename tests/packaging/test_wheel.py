@@ -11,7 +11,7 @@ import pytest
 
 from tests.conftest import ROOT
 
-ALLOWED_TOP_LEVEL = {"mcp_codegen", "mcp_codegen_runtime", "mcp_codegen_types"}
+ALLOWED_TOP_LEVEL = {"mcp_specgen", "mcp_specgen_runtime", "mcp_specgen_types"}
 
 
 @pytest.fixture(scope="module")
@@ -32,7 +32,7 @@ def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
         check=True,
         capture_output=True,
     )
-    (built,) = out.glob("mcp_codegen-*.whl")
+    (built,) = out.glob("mcp_specgen-*.whl")
     return built
 
 
@@ -49,11 +49,11 @@ def test_wheel_installs_only_namespaced_packages(wheel: Path) -> None:
 def test_wheel_ships_templates_manifest_and_every_revision(wheel: Path) -> None:
     names = set(zipfile.ZipFile(wheel).namelist())
     for template in (ROOT / "templates").glob("*.jinja"):
-        assert f"mcp_codegen/templates/{template.name}" in names
-    assert "mcp_codegen/schema/manifest.toml" in names
+        assert f"mcp_specgen/templates/{template.name}" in names
+    assert "mcp_specgen/schema/manifest.toml" in names
     for module in ("v2024_11_05", "v2025_11_25", "v2026_07_28", "draft", "latest"):
-        assert f"mcp_codegen_types/{module}/__init__.py" in names
-    assert "mcp_codegen_types/py.typed" in names
+        assert f"mcp_specgen_types/{module}/__init__.py" in names
+    assert "mcp_specgen_types/py.typed" in names
 
 
 def test_runtime_install_needs_msgspec_only(wheel: Path, tmp_path: Path) -> None:
@@ -68,8 +68,8 @@ def test_runtime_install_needs_msgspec_only(wheel: Path, tmp_path: Path) -> None
     )
     script = (
         "import importlib.util as u, sys\n"
-        "from mcp_codegen_runtime import decode, encode\n"
-        "from mcp_codegen_types.v2025_11_25 import CallToolResult\n"
+        "from mcp_specgen_runtime import decode, encode\n"
+        "from mcp_specgen_types.v2025_11_25 import CallToolResult\n"
         'r = decode(b\'{"content":[{"type":"text","text":"hi"}]}\', CallToolResult)\n'
         "print(encode(r).decode())\n"
         "tools = ('jinja2', 'black', 'click', 'jsonschema')\n"

@@ -15,8 +15,8 @@ import anyio
 import pytest
 
 from benchmarks import peers
-from mcp_codegen_runtime.client import Client, ClientGroup, GroupError
-from mcp_codegen_types import latest
+from mcp_specgen_runtime.client import Client, ClientGroup, GroupError
+from mcp_specgen_types import latest
 from tests.peers.test_client_interop import PYTHON_ECHO_SERVER, peer_env
 
 LIMIT = 30.0

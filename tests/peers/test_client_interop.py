@@ -64,11 +64,11 @@ import msgspec
 import pytest
 
 from benchmarks import peers
-from mcp_codegen_runtime.codec.wire import UNSET, UnsetType, extra, to_builtins
-from mcp_codegen_runtime.errors import CapabilityError, NegotiationError, RpcError
-from mcp_codegen_runtime.protocol.client import ClientSession, VersionCache
-from mcp_codegen_runtime.transports.stdio import connect_stdio, stdio_client
-from mcp_codegen_types import (
+from mcp_specgen_runtime.codec.wire import UNSET, UnsetType, extra, to_builtins
+from mcp_specgen_runtime.errors import CapabilityError, NegotiationError, RpcError
+from mcp_specgen_runtime.protocol.client import ClientSession, VersionCache
+from mcp_specgen_runtime.transports.stdio import connect_stdio, stdio_client
+from mcp_specgen_types import (
     v2024_11_05,
     v2025_03_26,
     v2025_06_18,

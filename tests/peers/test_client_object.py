@@ -18,9 +18,9 @@ import anyio
 import pytest
 
 from benchmarks import peers
-from mcp_codegen_runtime import Client, VersionCache
-from mcp_codegen_types import latest
-from mcp_codegen_types.latest import (
+from mcp_specgen_runtime import Client, VersionCache
+from mcp_specgen_types import latest
+from mcp_specgen_types.latest import (
     CreateMessageRequestParams,
     CreateMessageResult,
     TextContent,

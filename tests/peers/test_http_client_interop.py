@@ -48,15 +48,15 @@ import httpx
 import pytest
 
 from benchmarks import peers
-from mcp_codegen_runtime.errors import NegotiationError, RpcError
-from mcp_codegen_runtime.protocol.client import ClientSession
-from mcp_codegen_runtime.transports.http.client import (
+from mcp_specgen_runtime.errors import NegotiationError, RpcError
+from mcp_specgen_runtime.protocol.client import ClientSession
+from mcp_specgen_runtime.transports.http.client import (
     HttpClientTransport,
     LegacyServerError,
     SessionExpiredError,
     connect_http,
 )
-from mcp_codegen_types import v2025_11_25, v2026_07_28
+from mcp_specgen_types import v2025_11_25, v2026_07_28
 
 PROGRAMS = Path(__file__).parent / "programs"
 TS_SERVER = PROGRAMS / "ts_sdk_http_server.mjs"

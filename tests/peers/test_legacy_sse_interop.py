@@ -40,13 +40,13 @@ from anyio.abc import Process
 
 from benchmarks import peers
 from benchmarks._common import REPO
-from mcp_codegen_runtime.errors import RpcError
-from mcp_codegen_runtime.protocol.client import ClientSession
-from mcp_codegen_runtime.transports.http.legacy_sse import (
+from mcp_specgen_runtime.errors import RpcError
+from mcp_specgen_runtime.protocol.client import ClientSession
+from mcp_specgen_runtime.transports.http.legacy_sse import (
     LegacySseApp,
     connect_legacy_sse,
 )
-from mcp_codegen_types import v2024_11_05, v2025_11_25
+from mcp_specgen_types import v2024_11_05, v2025_11_25
 from tests.unit.runtime.session_programs.echo_session import (
     DESCRIPTION,
     INPUT_SCHEMA,

@@ -21,14 +21,14 @@ import anyio
 import httpx
 import pytest
 
-from mcp_codegen_runtime.auth.client import (
+from mcp_specgen_runtime.auth.client import (
     ClientMetadata,
     LoopbackCallback,
     OAuthClientAuth,
 )
-from mcp_codegen_runtime.auth.server import JwtVerifier
-from mcp_codegen_runtime.transports.http.client import connect_http
-from mcp_codegen_types import v2025_11_25
+from mcp_specgen_runtime.auth.server import JwtVerifier
+from mcp_specgen_runtime.transports.http.client import connect_http
+from mcp_specgen_types import v2025_11_25
 from tests.peers.oidc_support import Deployment
 
 LIMIT = 60.0

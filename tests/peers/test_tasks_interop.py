@@ -22,14 +22,14 @@ import anyio
 import pytest
 
 from benchmarks import peers
-from mcp_codegen_runtime import Client
-from mcp_codegen_runtime.client.tasks import (
+from mcp_specgen_runtime import Client
+from mcp_specgen_runtime.client.tasks import (
     TaskCancelledError,
     TaskState,
     TaskSupportError,
 )
-from mcp_codegen_runtime.errors import RequestTimeoutError, RpcError
-from mcp_codegen_types import latest
+from mcp_specgen_runtime.errors import RequestTimeoutError, RpcError
+from mcp_specgen_types import latest
 
 from .test_http_client_interop import running
 

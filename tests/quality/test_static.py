@@ -18,7 +18,7 @@ from tests.conftest import ROOT
 BIN = Path(sys.executable).parent
 SOURCES = [
     "codegen",
-    "mcp_codegen_runtime",
+    "mcp_specgen_runtime",
     "generated",
     "tests",
     "benchmarks",
@@ -57,7 +57,7 @@ def test_pyright_strict() -> None:
         "--pythonpath",
         sys.executable,
         "codegen",
-        "mcp_codegen_runtime",
+        "mcp_specgen_runtime",
         "generated",
     )
 
@@ -68,7 +68,7 @@ def test_mypy_strict() -> None:
         tool("mypy"),
         "--strict",
         "--no-incremental",
-        "codegen/mcp_codegen",
-        "mcp_codegen_runtime",
-        "generated/mcp_codegen_types",
+        "codegen/mcp_specgen",
+        "mcp_specgen_runtime",
+        "generated/mcp_specgen_types",
     )

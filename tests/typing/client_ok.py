@@ -5,11 +5,11 @@ from __future__ import annotations
 
 from typing import assert_type
 
-from mcp_codegen_runtime import Client
-from mcp_codegen_runtime.app import App
-from mcp_codegen_runtime.client import ClientGroup
-from mcp_codegen_types import v2025_11_25
-from mcp_codegen_types.latest import (
+from mcp_specgen_runtime import Client
+from mcp_specgen_runtime.app import App
+from mcp_specgen_runtime.client import ClientGroup
+from mcp_specgen_types import v2025_11_25
+from mcp_specgen_types.latest import (
     CallToolResult,
     CreateMessageRequestParams,
     CreateMessageResult,

@@ -5,10 +5,10 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any, Self, assert_type
 
-from mcp_codegen_runtime.client import ClientGroup
-from mcp_codegen_runtime.codec.spec import RequestSender
-from mcp_codegen_runtime.codec.wire import UnsetType
-from mcp_codegen_types import v2025_11_25 as legacy, v2026_07_28 as modern
+from mcp_specgen_runtime.client import ClientGroup
+from mcp_specgen_runtime.codec.spec import RequestSender
+from mcp_specgen_runtime.codec.wire import UnsetType
+from mcp_specgen_types import v2025_11_25 as legacy, v2026_07_28 as modern
 
 
 class Server(legacy.ServerHandlers):

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from mcp_codegen_runtime.client import ClientGroup
-from mcp_codegen_runtime.codec.spec import RequestSender
-from mcp_codegen_types import v2025_11_25 as v1
-from mcp_codegen_types.v2025_11_25 import (
+from mcp_specgen_runtime.client import ClientGroup
+from mcp_specgen_runtime.codec.spec import RequestSender
+from mcp_specgen_types import v2025_11_25 as v1
+from mcp_specgen_types.v2025_11_25 import (
     CallToolResult as Call,
     PaginatedRequestParams as Page,
     ReadResourceRequestParams as Read,

@@ -32,8 +32,8 @@ ROOT = Path(__file__).resolve().parents[3]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from mcp_codegen_runtime.transports.http.security import SecurityPolicy  # noqa: E402
-from mcp_codegen_runtime.transports.http.server import (  # noqa: E402
+from mcp_specgen_runtime.transports.http.security import SecurityPolicy  # noqa: E402
+from mcp_specgen_runtime.transports.http.server import (  # noqa: E402
     McpHttpApp,
     serve_http,
 )
@@ -67,7 +67,7 @@ def main(argv: list[str]) -> None:
     if not legacy_sse:
         serve_http(served, host=HOST, port=port, stateless=stateless)
         return
-    from mcp_codegen_runtime.transports.http.legacy_sse import serve_legacy_sse
+    from mcp_specgen_runtime.transports.http.legacy_sse import serve_legacy_sse
 
     policy = SecurityPolicy.for_bind(HOST, port)
     fallback = McpHttpApp(served, policy=policy)

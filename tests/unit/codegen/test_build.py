@@ -6,9 +6,9 @@ from typing import Any
 
 import pytest
 
-from mcp_codegen import ir
-from mcp_codegen.errors import NameCollisionError, UnsupportedSchemaError
-from mcp_codegen.pipeline import revision_from_document
+from mcp_specgen import ir
+from mcp_specgen.errors import NameCollisionError, UnsupportedSchemaError
+from mcp_specgen.pipeline import revision_from_document
 
 DIALECT = "https://json-schema.org/draft/2020-12/schema"
 

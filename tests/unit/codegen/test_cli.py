@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from mcp_codegen.cli import main
+from mcp_specgen.cli import main
 from tests.conftest import GENERATED_DIR, ROOT, SCHEMA_DIR, SHARED_SCHEMAS
 
 
@@ -34,7 +34,7 @@ def test_check_passes_on_the_committed_package(out_dir: Path) -> None:
 
 
 def test_check_fails_with_a_diff_on_a_stale_file(out_dir: Path) -> None:
-    target = out_dir / "mcp_codegen_types" / "v2025_06_18" / "types.py"
+    target = out_dir / "mcp_specgen_types" / "v2025_06_18" / "types.py"
     target.write_text(target.read_text().replace("class Tool(", "class Tool2(", 1))
     code, output = run("check", "--schema-dir", str(SCHEMA_DIR), "--out", str(out_dir))
     assert code == 1
@@ -44,8 +44,8 @@ def test_check_fails_with_a_diff_on_a_stale_file(out_dir: Path) -> None:
 
 
 def test_check_fails_on_orphaned_and_missing_files(out_dir: Path) -> None:
-    (out_dir / "mcp_codegen_types" / "v1999_01_01.py").write_text("")
-    (out_dir / "mcp_codegen_types" / "draft" / "methods.py").unlink()
+    (out_dir / "mcp_specgen_types" / "v1999_01_01.py").write_text("")
+    (out_dir / "mcp_specgen_types" / "draft" / "methods.py").unlink()
     code, output = run("check", "--schema-dir", str(SCHEMA_DIR), "--out", str(out_dir))
     assert code == 1
     assert "v1999_01_01.py is not generated any more" in output
@@ -53,7 +53,7 @@ def test_check_fails_on_orphaned_and_missing_files(out_dir: Path) -> None:
 
 
 def test_generate_repairs_what_check_reports(out_dir: Path) -> None:
-    (out_dir / "mcp_codegen_types" / "orphan.py").write_text("")
+    (out_dir / "mcp_specgen_types" / "orphan.py").write_text("")
     code, output = run(
         "generate", "--schema-dir", str(SCHEMA_DIR), "--out", str(out_dir)
     )
@@ -103,7 +103,7 @@ def test_output_is_identical_whatever_the_hash_seed(tmp_path: Path) -> None:
             [
                 sys.executable,
                 "-m",
-                "mcp_codegen",
+                "mcp_specgen",
                 "generate",
                 "--schema-dir",
                 str(SCHEMA_DIR),

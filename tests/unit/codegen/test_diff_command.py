@@ -10,11 +10,11 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from mcp_codegen import ir
-from mcp_codegen.cli import main
-from mcp_codegen.diff_report import FORMATS, summary, to_json, to_markdown, to_text
-from mcp_codegen.pipeline import revision_from_document
-from mcp_codegen.revdiff import RevisionDiff, diff_revisions
+from mcp_specgen import ir
+from mcp_specgen.cli import main
+from mcp_specgen.diff_report import FORMATS, summary, to_json, to_markdown, to_text
+from mcp_specgen.pipeline import revision_from_document
+from mcp_specgen.revdiff import RevisionDiff, diff_revisions
 from tests.conftest import ROOT, SCHEMA_DIR
 
 DIALECT = "https://json-schema.org/draft/2020-12/schema"

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from mcp_codegen.docwrap import wrap_description
+from mcp_specgen.docwrap import wrap_description
 
 
 def test_a_paragraph_broken_mid_sentence_is_refilled() -> None:

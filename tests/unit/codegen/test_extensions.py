@@ -7,10 +7,10 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from mcp_codegen.emit import EXTENSIONS_PACKAGE, render_extension
-from mcp_codegen.errors import SchemaLoadError
-from mcp_codegen.manifest import load_manifest
-from mcp_codegen.pipeline import load_extension
+from mcp_specgen.emit import EXTENSIONS_PACKAGE, render_extension
+from mcp_specgen.errors import SchemaLoadError
+from mcp_specgen.manifest import load_manifest
+from mcp_specgen.pipeline import load_extension
 from tests.conftest import SCHEMA_DIR
 
 if TYPE_CHECKING:
@@ -88,7 +88,7 @@ def test_saving_the_manifest_keeps_the_extensions(tmp_path: Path) -> None:
 def test_check_reports_a_stale_extension_module(tmp_path: Path) -> None:
     from click.testing import CliRunner
 
-    from mcp_codegen.cli import main
+    from mcp_specgen.cli import main
     from tests.conftest import GENERATED_DIR
 
     out = tmp_path / "generated"

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from mcp_codegen.naming import (
+from mcp_specgen.naming import (
     field_name,
     inline_type_name,
     method_constant,

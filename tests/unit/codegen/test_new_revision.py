@@ -23,9 +23,9 @@ from typing import Any
 import anyio
 import pytest
 
-import mcp_codegen_types
-from mcp_codegen_runtime.client import Client
-from mcp_codegen_types.latest import TextContent
+import mcp_specgen_types
+from mcp_specgen_runtime.client import Client
+from mcp_specgen_types.latest import TextContent
 from tests.conftest import ROOT, SCHEMA_DIR, SHARED_SCHEMAS
 
 NEW = "2099-03-01"
@@ -49,12 +49,12 @@ def run(cwd: Path, env: dict[str, str], *args: str) -> str:
 
 
 def codegen(copy: Path, env: dict[str, str], *args: str) -> str:
-    return run(copy, env, sys.executable, "-m", "mcp_codegen", *args)
+    return run(copy, env, sys.executable, "-m", "mcp_specgen", *args)
 
 
 def add_manifest_entry(manifest: Path) -> None:
     """The README's step 1: the entry, before draft, with no sha256 yet."""
-    pin = mcp_codegen_types.LATEST_VERSION
+    pin = mcp_specgen_types.LATEST_VERSION
     text = manifest.read_text()
     old = text[text.index(f'name = "{pin}"') :]
     url = old[old.index("url = ") : old.index("\n", old.index("url = "))]
@@ -71,12 +71,12 @@ def add_manifest_entry(manifest: Path) -> None:
 def drill(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, str]]:
     """The project copy with the new revision's manifest entry, and its environment."""
     copy = tmp_path_factory.mktemp("drill")
-    for part in ("codegen", "templates", "mcp_codegen_runtime", "generated"):
+    for part in ("codegen", "templates", "mcp_specgen_runtime", "generated"):
         shutil.copytree(ROOT / part, copy / part, ignore=IGNORED)
     shutil.copytree(SCHEMA_DIR, copy / "schema", ignore=IGNORED)
     upstream = copy / "upstream"
     shutil.copytree(SHARED_SCHEMAS, upstream)
-    newest = SCHEMA_DIR / mcp_codegen_types.LATEST_VERSION / "schema.json"
+    newest = SCHEMA_DIR / mcp_specgen_types.LATEST_VERSION / "schema.json"
     schema = json.loads(newest.read_text())
     schema["$defs"]["DrillNote"] = NEW_TYPE
     (upstream / NEW).mkdir()
@@ -98,7 +98,7 @@ def generated(drill: tuple[Path, dict[str, str]]) -> tuple[Path, dict[str, str]]
     """The README's steps 2 and 3: sync (refused until pinned), pin, generate."""
     copy, env = drill
     unpinned = subprocess.run(
-        [sys.executable, "-m", "mcp_codegen", "schema", "sync", NEW],
+        [sys.executable, "-m", "mcp_specgen", "schema", "sync", NEW],
         cwd=copy,
         env=env,
         capture_output=True,
@@ -129,11 +129,11 @@ def test_generate_and_check_pass(generated: tuple[Path, dict[str, str]]) -> None
         env,
         sys.executable,
         "-c",
-        "import mcp_codegen_types as t, json; "
+        "import mcp_specgen_types as t, json; "
         "print(json.dumps([t.KNOWN_VERSIONS, t.LATEST_VERSION, t.__file__]))",
     )
     known, latest, where = json.loads(versions)
-    assert known == [*mcp_codegen_types.KNOWN_VERSIONS[:-1], NEW, "draft"]
+    assert known == [*mcp_specgen_types.KNOWN_VERSIONS[:-1], NEW, "draft"]
     assert latest == NEW
     assert where.startswith(str(copy))
 
@@ -145,14 +145,14 @@ def test_the_new_revision_inherits_the_overrides(
     module = (
         copy
         / "generated"
-        / "mcp_codegen_types"
+        / "mcp_specgen_types"
         / f"v{NEW.replace('-', '_')}"
         / "types.py"
     )
     text = module.read_text()
     assert "class DrillNote(" in text
-    latest = "v" + mcp_codegen_types.LATEST_VERSION.replace("-", "_")
-    ours = ROOT / "generated" / "mcp_codegen_types" / latest / "types.py"
+    latest = "v" + mcp_specgen_types.LATEST_VERSION.replace("-", "_")
+    ours = ROOT / "generated" / "mcp_specgen_types" / latest / "types.py"
     default = 'msgspec.field(default="complete", name="resultType")'
     assert text.count(default) == ours.read_text().count(default) >= 13
 
@@ -174,7 +174,7 @@ def test_the_new_revisions_client_negotiates_it(
     _, env = generated
     script = (
         "import anyio\n"
-        "from mcp_codegen_runtime.client import Client\n"
+        "from mcp_specgen_runtime.client import Client\n"
         "from demo.server import app\n"
         "async def main():\n"
         "    async with Client(app) as client:\n"
@@ -194,7 +194,7 @@ async def test_a_2026_client_talks_to_the_new_scaffold(
     command = [sys.executable, "-m", "demo"]
     with anyio.fail_after(60):
         async with Client(command, cwd=project, env=env, cache=None) as client:
-            assert client.protocol_version == mcp_codegen_types.LATEST_VERSION
+            assert client.protocol_version == mcp_specgen_types.LATEST_VERSION
             result: Any = await client.call_tool("echo", {"message": "hi"})
     content = result.content[0]
     assert isinstance(content, TextContent)

@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from mcp_codegen.cli import main
-from mcp_codegen.errors import OverrideError
-from mcp_codegen.manifest import load_manifest
-from mcp_codegen.overrides import Patch, check_inherited, load_patches, load_rules
+from mcp_specgen.cli import main
+from mcp_specgen.errors import OverrideError
+from mcp_specgen.manifest import load_manifest
+from mcp_specgen.overrides import Patch, check_inherited, load_patches, load_rules
 from tests.conftest import SCHEMA_DIR
 
 ORDER = ("a", "b", "c", "draft")
@@ -111,7 +111,7 @@ def test_a_rule_adding_a_member_still_needed_is_an_error() -> None:
 
 
 def _absent() -> object:
-    from mcp_codegen import overrides
+    from mcp_specgen import overrides
 
     return overrides._ABSENT
 

@@ -7,9 +7,9 @@ from typing import Any
 
 import pytest
 
-from mcp_codegen import ir
-from mcp_codegen.pipeline import revision_from_document
-from mcp_codegen.revdiff import (
+from mcp_specgen import ir
+from mcp_specgen.pipeline import revision_from_document
+from mcp_specgen.revdiff import (
     FieldChange,
     FieldSig,
     MethodSig,

@@ -13,13 +13,13 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-import mcp_codegen_types
-from mcp_codegen.cli import main
-from mcp_codegen.scaffold import ScaffoldError, create_project, render_project
+import mcp_specgen_types
+from mcp_specgen.cli import main
+from mcp_specgen.scaffold import ScaffoldError, create_project, render_project
 from tests.conftest import ROOT
 
 BIN = Path(sys.executable).parent
-DATED = [v for v in mcp_codegen_types.KNOWN_VERSIONS if v != "draft"]
+DATED = [v for v in mcp_specgen_types.KNOWN_VERSIONS if v != "draft"]
 
 
 def new(*args: str) -> tuple[int, str]:
@@ -74,7 +74,7 @@ def test_the_project_metadata(demo: Path) -> None:
     project = meta["project"]
     assert (project["name"], project["version"]) == ("demo", "0.1.0")
     assert project["requires-python"] == ">=3.11"
-    assert project["dependencies"] == ["mcp-codegen[http]>=0.1"]
+    assert project["dependencies"] == ["mcp-specgen[http]>=0.1"]
     assert project["optional-dependencies"] == {"test": ["pytest>=8"]}
     assert project["scripts"] == {"demo": "demo.__main__:main"}
     assert meta["build-system"]["build-backend"] == "hatchling.build"
@@ -127,7 +127,7 @@ def test_an_existing_folder_is_refused_and_left_alone(tmp_path: Path) -> None:
         ("my.server", "not a valid Python identifier"),
         ("class", "not a valid Python identifier"),
         ("json", "would shadow"),
-        ("mcp-codegen-runtime", "would shadow"),
+        ("mcp-specgen-runtime", "would shadow"),
         ("tests", "would shadow"),
     ],
 )
@@ -163,7 +163,7 @@ def test_the_revision_sets_the_served_versions(
     assert code == 0, output
     assert served_versions(tmp_path / "demo", "demo") == expected
     readme = (tmp_path / "demo" / "README.md").read_text()
-    assert f"--revision {revision or mcp_codegen_types.LATEST_VERSION}" in readme
+    assert f"--revision {revision or mcp_specgen_types.LATEST_VERSION}" in readme
 
 
 def test_rendering_is_deterministic(tmp_path: Path) -> None:
@@ -215,7 +215,7 @@ def test_the_python_passes_black_and_ruff(demo: Path) -> None:
 
 @pytest.mark.parametrize(
     ("name", "revision"),
-    [("demo", mcp_codegen_types.LATEST_VERSION), ("old-server", "2024-11-05")],
+    [("demo", mcp_specgen_types.LATEST_VERSION), ("old-server", "2024-11-05")],
 )
 def test_the_generated_tests_pass(tmp_path: Path, name: str, revision: str) -> None:
     """The project's tests (in-process and over stdio) pass with this venv."""
@@ -256,11 +256,11 @@ def test_auth_adds_the_oauth_settings_and_their_tests(tmp_path: Path) -> None:
     project = tmp_path / "guarded"
     assert {"guarded/auth.py", "tests/test_auth.py"} <= set(files_of(project))
     meta = tomllib.loads((project / "pyproject.toml").read_text())
-    assert meta["project"]["dependencies"] == ["mcp-codegen[auth,http]>=0.1"]
+    assert meta["project"]["dependencies"] == ["mcp-specgen[auth,http]>=0.1"]
     server = (project / "guarded" / "server.py").read_text()
     assert '@app.tool(scopes=["guarded:write"])' in server
     assert "MCP_ISSUER_URL" in (project / "README.md").read_text()
-    plain = render_project("guarded", mcp_codegen_types.LATEST_VERSION)
+    plain = render_project("guarded", mcp_specgen_types.LATEST_VERSION)
     assert "guarded/auth.py" not in plain
     assert "scopes=" not in plain["guarded/server.py"]
 

@@ -19,7 +19,7 @@ import httpx
 import pytest
 
 from benchmarks.redis_server import RedisServer, free_port
-from mcp_codegen.scaffold import create_project
+from mcp_specgen.scaffold import create_project
 
 LIMIT = 60.0
 LEGACY = "2025-11-25"

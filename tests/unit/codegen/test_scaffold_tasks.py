@@ -15,7 +15,7 @@ from typing import IO, Any
 
 import pytest
 
-from mcp_codegen.scaffold import create_project
+from mcp_specgen.scaffold import create_project
 
 LIMIT = 30.0
 PROTOCOL = "2025-11-25"

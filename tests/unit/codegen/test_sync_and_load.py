@@ -10,12 +10,12 @@ from pathlib import Path
 
 import pytest
 
-import mcp_codegen_types
-from mcp_codegen.errors import OverrideError, SchemaLoadError
-from mcp_codegen.load import load_schema
-from mcp_codegen.manifest import load_manifest
-from mcp_codegen.overrides import Patch, apply_patches, load_patches
-from mcp_codegen.sync import schema_path, sync
+import mcp_specgen_types
+from mcp_specgen.errors import OverrideError, SchemaLoadError
+from mcp_specgen.load import load_schema
+from mcp_specgen.manifest import load_manifest
+from mcp_specgen.overrides import Patch, apply_patches, load_patches
+from mcp_specgen.sync import schema_path, sync
 from tests.conftest import SCHEMA_DIR, SHARED_SCHEMAS
 
 
@@ -33,7 +33,7 @@ def test_manifest_lists_revisions_in_protocol_order() -> None:
     manifest = load_manifest(SCHEMA_DIR)
     dated = [name for name in manifest.names if name != "draft"]
     assert manifest.names == (*sorted(dated), "draft")
-    assert manifest.names == tuple(mcp_codegen_types.KNOWN_VERSIONS)
+    assert manifest.names == tuple(mcp_specgen_types.KNOWN_VERSIONS)
     assert "2024-11-05" in dated
     assert "2026-07-28" in dated
     assert manifest.revisions[-1].module == "draft"
@@ -116,7 +116,7 @@ def test_load_rejects_a_file_edited_after_sync(schema_dir: Path) -> None:
 
 
 def test_load_validates_against_the_meta_schema(schema_dir: Path) -> None:
-    from mcp_codegen.load import from_document
+    from mcp_specgen.load import from_document
 
     pin = load_manifest(schema_dir).get("draft")
     bad = {"$schema": pin.dialect, "$defs": {"X": {"type": 12}}}
@@ -145,7 +145,7 @@ def test_overrides_apply_and_check_expectations() -> None:
 
 
 def _absent() -> object:
-    from mcp_codegen import overrides
+    from mcp_specgen import overrides
 
     return overrides._ABSENT
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from mcp_codegen.tsdoc import render_tsdoc
+from mcp_specgen.tsdoc import render_tsdoc
 
 NAMES = ("CallToolRequest", "Tool", "InputRequest", "InputRequests", "MetaObject")
 

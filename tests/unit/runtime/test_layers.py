@@ -14,7 +14,7 @@ import ast
 from dataclasses import dataclass
 from pathlib import Path
 
-import mcp_codegen_runtime
+import mcp_specgen_runtime
 
 LAYERS = (
     "codec",
@@ -171,11 +171,11 @@ def problems(root: Path, package: str) -> list[str]:
     return found
 
 
-RUNTIME = Path(mcp_codegen_runtime.__file__).parent
+RUNTIME = Path(mcp_specgen_runtime.__file__).parent
 
 
 def test_runtime_imports_go_one_way_without_cycles() -> None:
-    found = problems(RUNTIME, "mcp_codegen_runtime")
+    found = problems(RUNTIME, "mcp_specgen_runtime")
     assert not found, "\n".join(found)
 
 

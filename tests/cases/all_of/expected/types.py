@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any, Final, Literal, TypeAlias
 
-from mcp_codegen_runtime.codec.wire import UNSET, OpenStruct, UnsetType
+from mcp_specgen_runtime.codec.wire import UNSET, OpenStruct, UnsetType
 
 __all__ = [
     "PROTOCOL_VERSION",

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Final, TypeAlias
 
-from mcp_codegen_runtime.codec.wire import (
+from mcp_specgen_runtime.codec.wire import (
     UNSET,
     OpenStruct,
     UnsetType,

@@ -10,7 +10,7 @@ from typing import Annotated, Any, Final, Literal, TypeAlias
 
 import msgspec
 
-from mcp_codegen_runtime.codec.wire import UNSET, OpenStruct, UnsetType
+from mcp_specgen_runtime.codec.wire import UNSET, OpenStruct, UnsetType
 
 __all__ = [
     "PROTOCOL_VERSION",

@@ -10,7 +10,7 @@ from typing import Any, Final, TypeAlias
 
 import msgspec
 
-from mcp_codegen_runtime.codec.wire import UNSET, ClosedStruct, OpenStruct, UnsetType
+from mcp_specgen_runtime.codec.wire import UNSET, ClosedStruct, OpenStruct, UnsetType
 
 __all__ = [
     "PROTOCOL_VERSION",

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Annotated, Final, TypeAlias
 
 import msgspec
 
-from mcp_codegen_runtime.codec.wire import (
+from mcp_specgen_runtime.codec.wire import (
     UNSET,
     ClosedStruct,
     OpenStruct,

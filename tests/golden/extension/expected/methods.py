@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Final
 
-from mcp_codegen_runtime.codec.spec import MethodSpec
+from mcp_specgen_runtime.codec.spec import MethodSpec
 
 from .types import (
     PingThingRequest,

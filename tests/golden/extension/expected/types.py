@@ -12,7 +12,7 @@ from typing import Final, Literal, TypeAlias
 
 import msgspec
 
-from mcp_codegen_runtime.codec.wire import OpenStruct
+from mcp_specgen_runtime.codec.wire import OpenStruct
 
 __all__ = [
     "EXTENSION_ID",

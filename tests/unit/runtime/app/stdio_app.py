@@ -12,7 +12,7 @@ from typing import Any
 
 import anyio
 
-from mcp_codegen_runtime.app import App
+from mcp_specgen_runtime.app import App
 
 app = App("fuzzed", version="0.1.0")
 

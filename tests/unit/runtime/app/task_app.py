@@ -16,7 +16,7 @@ from typing import Any
 
 import anyio
 
-from mcp_codegen_runtime.app import App, Context
+from mcp_specgen_runtime.app import App, Context
 
 
 def make_app(**options: Any) -> App:

@@ -19,11 +19,11 @@ from typing import Any
 
 import anyio
 
-from mcp_codegen_runtime.app import App
-from mcp_codegen_runtime.stores.redis_tasks import RedisTaskStore
-from mcp_codegen_runtime.stores.sqlite_tasks import SQLiteTaskStore
-from mcp_codegen_runtime.stores.tasks import TaskStore
-from mcp_codegen_runtime.transports.http.auth import HttpRequest
+from mcp_specgen_runtime.app import App
+from mcp_specgen_runtime.stores.redis_tasks import RedisTaskStore
+from mcp_specgen_runtime.stores.sqlite_tasks import SQLiteTaskStore
+from mcp_specgen_runtime.stores.tasks import TaskStore
+from mcp_specgen_runtime.transports.http.auth import HttpRequest
 
 path, port, *rest = sys.argv[1:]
 offset = float(rest[0]) if rest else 0.0

@@ -12,10 +12,10 @@ import httpx
 import msgspec
 import pytest
 
-from mcp_codegen_runtime.app import App, Context
-from mcp_codegen_runtime.app.context import elicit_params, sample_params
-from mcp_codegen_runtime.errors import RpcError
-from mcp_codegen_types import v2025_11_25
+from mcp_specgen_runtime.app import App, Context
+from mcp_specgen_runtime.app.context import elicit_params, sample_params
+from mcp_specgen_runtime.errors import RpcError
+from mcp_specgen_types import v2025_11_25
 
 from .test_application import Answers, client_of
 
@@ -297,7 +297,7 @@ async def test_a_hand_written_input_schema_is_listed_as_is() -> None:
 
 
 def test_without_a_completer_or_subscriptions_nothing_is_advertised() -> None:
-    from mcp_codegen_runtime.app.handlers import handlers_for
+    from mcp_specgen_runtime.app.handlers import handlers_for
 
     app = App("plain")
     app.prompt()(lambda: "x")

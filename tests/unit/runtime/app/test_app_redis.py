@@ -14,10 +14,10 @@ import httpx
 import pytest
 
 from benchmarks.redis_server import RedisServer
-from mcp_codegen_runtime.app import App, Context
-from mcp_codegen_runtime.stores.redis_tasks import RedisTaskStore
-from mcp_codegen_runtime.stores.sqlite_tasks import SQLiteTaskStore
-from mcp_codegen_runtime.stores.tasks import MemoryTaskStore
+from mcp_specgen_runtime.app import App, Context
+from mcp_specgen_runtime.stores.redis_tasks import RedisTaskStore
+from mcp_specgen_runtime.stores.sqlite_tasks import SQLiteTaskStore
+from mcp_specgen_runtime.stores.tasks import MemoryTaskStore
 
 from .test_app_extras import ACCEPT, NAME, call
 from .test_tasks import connected, get, refused

@@ -10,7 +10,7 @@ from typing import Any
 import anyio
 import pytest
 
-from mcp_codegen_runtime.transports.stdio import stdio_client
+from mcp_specgen_runtime.transports.stdio import stdio_client
 
 LIMIT = 10.0
 """Seconds any one test may take."""

@@ -10,13 +10,13 @@ import anyio
 import msgspec
 import pytest
 
-from mcp_codegen_runtime.app import App, Context
-from mcp_codegen_runtime.codec.wire import UNSET
-from mcp_codegen_runtime.errors import ErrorCode, RpcError
-from mcp_codegen_runtime.jsonrpc.connection import Connection
-from mcp_codegen_runtime.protocol.client import ClientSession
-from mcp_codegen_runtime.transports import memory_pair
-from mcp_codegen_types import v2024_11_05, v2025_11_25, v2026_07_28
+from mcp_specgen_runtime.app import App, Context
+from mcp_specgen_runtime.codec.wire import UNSET
+from mcp_specgen_runtime.errors import ErrorCode, RpcError
+from mcp_specgen_runtime.jsonrpc.connection import Connection
+from mcp_specgen_runtime.protocol.client import ClientSession
+from mcp_specgen_runtime.transports import memory_pair
+from mcp_specgen_types import v2024_11_05, v2025_11_25, v2026_07_28
 
 LIMIT = 10.0
 VERSIONS = ["2024-11-05", "2025-11-25", "2026-07-28"]

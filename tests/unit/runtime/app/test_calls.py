@@ -14,11 +14,11 @@ from typing import Any
 import anyio
 import pytest
 
-from mcp_codegen_runtime.app import App
-from mcp_codegen_runtime.app.calls import DEFAULT_MAX_THREADS, runs_in_thread
-from mcp_codegen_runtime.errors import ErrorCode, RpcError
-from mcp_codegen_runtime.transports.stdio import connect_stdio
-from mcp_codegen_types import v2025_11_25
+from mcp_specgen_runtime.app import App
+from mcp_specgen_runtime.app.calls import DEFAULT_MAX_THREADS, runs_in_thread
+from mcp_specgen_runtime.errors import ErrorCode, RpcError
+from mcp_specgen_runtime.transports.stdio import connect_stdio
+from mcp_specgen_types import v2025_11_25
 
 from .test_app_extras import call, http
 from .test_application import client_of
@@ -269,7 +269,7 @@ async def test_over_http_a_tool_exiting_is_a_tool_error_and_the_app_serves_on() 
 SERVER = textwrap.dedent("""
     import sys
 
-    from mcp_codegen_runtime.app import App
+    from mcp_specgen_runtime.app import App
 
     app = App("exits")
 

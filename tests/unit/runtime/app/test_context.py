@@ -11,11 +11,11 @@ import anyio
 import msgspec
 import pytest
 
-from mcp_codegen_runtime.app import App, Context
-from mcp_codegen_runtime.app.context import elicit_params
-from mcp_codegen_runtime.codec.wire import UNSET
-from mcp_codegen_runtime.jsonrpc.connection import current_request
-from mcp_codegen_types import v2025_11_25, v2026_07_28
+from mcp_specgen_runtime.app import App, Context
+from mcp_specgen_runtime.app.context import elicit_params
+from mcp_specgen_runtime.codec.wire import UNSET
+from mcp_specgen_runtime.jsonrpc.connection import current_request
+from mcp_specgen_types import v2025_11_25, v2026_07_28
 
 from .test_application import Answers, client_of
 

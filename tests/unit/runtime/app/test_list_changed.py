@@ -13,12 +13,12 @@ import anyio
 import httpx
 import pytest
 
-from mcp_codegen_runtime.app import App
-from mcp_codegen_runtime.jsonrpc.connection import Connection
-from mcp_codegen_runtime.protocol.client import ClientSession
-from mcp_codegen_runtime.transports import memory_pair
-from mcp_codegen_runtime.transports.http.server import McpHttpApp
-from mcp_codegen_types import v2025_11_25
+from mcp_specgen_runtime.app import App
+from mcp_specgen_runtime.jsonrpc.connection import Connection
+from mcp_specgen_runtime.protocol.client import ClientSession
+from mcp_specgen_runtime.transports import memory_pair
+from mcp_specgen_runtime.transports.http.server import McpHttpApp
+from mcp_specgen_types import v2025_11_25
 from tests.unit.runtime.transports.http.test_server import (
     modern,
     open_session,

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import pytest
 
-from mcp_codegen_runtime.app import App
-from mcp_codegen_runtime.app.resources import UriTemplate
-from mcp_codegen_runtime.errors import ErrorCode, RpcError
-from mcp_codegen_types import v2025_11_25
+from mcp_specgen_runtime.app import App
+from mcp_specgen_runtime.app.resources import UriTemplate
+from mcp_specgen_runtime.errors import ErrorCode, RpcError
+from mcp_specgen_types import v2025_11_25
 
 from .test_application import client_of
 

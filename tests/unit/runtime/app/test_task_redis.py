@@ -16,7 +16,7 @@ from collections.abc import Iterator
 import pytest
 
 from benchmarks.redis_server import RedisServer, free_port
-from mcp_codegen_runtime.stores.redis_tasks import RedisTaskStore
+from mcp_specgen_runtime.stores.redis_tasks import RedisTaskStore
 
 from .task_app import make_app
 from .test_task_restart import LIMIT, TTL_MS, Server, Session

@@ -18,17 +18,17 @@ import anyio
 import msgspec
 import pytest
 
-from mcp_codegen_runtime.app import Context
-from mcp_codegen_runtime.codec.wire import decode, to_builtins
-from mcp_codegen_runtime.errors import RpcError
-from mcp_codegen_runtime.jsonrpc.connection import Connection
-from mcp_codegen_runtime.protocol import client_requests
-from mcp_codegen_runtime.protocol.client import ClientSession
-from mcp_codegen_runtime.protocol.tasks import RATE_LIMITED
-from mcp_codegen_runtime.stores.tasks import MemoryTaskStore
-from mcp_codegen_runtime.transports import memory_pair
-from mcp_codegen_runtime.transports.stdio import stdio_client
-from mcp_codegen_types import v2025_06_18, v2025_11_25
+from mcp_specgen_runtime.app import Context
+from mcp_specgen_runtime.codec.wire import decode, to_builtins
+from mcp_specgen_runtime.errors import RpcError
+from mcp_specgen_runtime.jsonrpc.connection import Connection
+from mcp_specgen_runtime.protocol import client_requests
+from mcp_specgen_runtime.protocol.client import ClientSession
+from mcp_specgen_runtime.protocol.tasks import RATE_LIMITED
+from mcp_specgen_runtime.stores.tasks import MemoryTaskStore
+from mcp_specgen_runtime.transports import memory_pair
+from mcp_specgen_runtime.transports.stdio import stdio_client
+from mcp_specgen_types import v2025_06_18, v2025_11_25
 
 from .task_app import make_app
 

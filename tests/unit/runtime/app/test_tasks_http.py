@@ -13,9 +13,9 @@ import anyio
 import httpx
 import pytest
 
-from mcp_codegen_runtime.auth.server import Principal, ResourceServer, StaticVerifier
-from mcp_codegen_runtime.transports.http.client import connect_http
-from mcp_codegen_runtime.transports.http.server import McpHttpApp
+from mcp_specgen_runtime.auth.server import Principal, ResourceServer, StaticVerifier
+from mcp_specgen_runtime.transports.http.client import connect_http
+from mcp_specgen_runtime.transports.http.server import McpHttpApp
 from tests.unit.runtime.transports.http.test_server import (
     BASE,
     close_app,

@@ -8,9 +8,9 @@ from typing import Any
 import msgspec
 import pytest
 
-from mcp_codegen_runtime.app import App
-from mcp_codegen_runtime.app.tools import ToolSpec
-from mcp_codegen_types import v2025_11_25
+from mcp_specgen_runtime.app import App
+from mcp_specgen_runtime.app.tools import ToolSpec
+from mcp_specgen_types import v2025_11_25
 
 from .test_application import client_of
 

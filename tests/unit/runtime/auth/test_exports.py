@@ -6,8 +6,8 @@ from types import ModuleType
 
 import pytest
 
-from mcp_codegen_runtime import auth
-from mcp_codegen_runtime.auth import server
+from mcp_specgen_runtime import auth
+from mcp_specgen_runtime.auth import server
 
 
 @pytest.mark.parametrize("package", [auth, server], ids=["auth", "auth.server"])

@@ -5,7 +5,7 @@ from __future__ import annotations
 import msgspec
 import pytest
 
-from mcp_codegen_runtime.auth import (
+from mcp_specgen_runtime.auth import (
     AuthorizationServerMetadata,
     ProtectedResourceMetadata,
     canonical_resource_url,

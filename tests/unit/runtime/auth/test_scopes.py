@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from mcp_codegen_runtime.auth import format_scope, parse_scope
+from mcp_specgen_runtime.auth import format_scope, parse_scope
 
 
 def test_scope_strings() -> None:

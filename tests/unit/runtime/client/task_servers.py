@@ -29,10 +29,10 @@ from typing import Any
 import anyio
 from anyio.abc import TaskGroup
 
-from mcp_codegen_runtime.errors import InvalidParamsError, MethodNotFoundError, RpcError
-from mcp_codegen_runtime.jsonrpc.connection import Connection, Peer, current_request
-from mcp_codegen_runtime.transports import memory_pair
-from mcp_codegen_runtime.transports.memory import MemoryTransport
+from mcp_specgen_runtime.errors import InvalidParamsError, MethodNotFoundError, RpcError
+from mcp_specgen_runtime.jsonrpc.connection import Connection, Peer, current_request
+from mcp_specgen_runtime.transports import memory_pair
+from mcp_specgen_runtime.transports.memory import MemoryTransport
 
 EXTENSION = "io.modelcontextprotocol/tasks"
 RELATED = "io.modelcontextprotocol/related-task"

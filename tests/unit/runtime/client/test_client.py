@@ -9,15 +9,15 @@ from typing import Any, assert_type
 import anyio
 import pytest
 
-from mcp_codegen_runtime import UNSET, Client
-from mcp_codegen_runtime.app import App, Context
-from mcp_codegen_runtime.client import client as client_module
-from mcp_codegen_runtime.errors import (
+from mcp_specgen_runtime import UNSET, Client
+from mcp_specgen_runtime.app import App, Context
+from mcp_specgen_runtime.client import client as client_module
+from mcp_specgen_runtime.errors import (
     CapabilityError,
     ProtocolError,
     RequestTimeoutError,
 )
-from mcp_codegen_types import latest, v2024_11_05, v2025_11_25, v2026_07_28
+from mcp_specgen_types import latest, v2024_11_05, v2025_11_25, v2026_07_28
 
 LIMIT = 10.0
 VERSIONS = ["2024-11-05", "2025-11-25", "2026-07-28"]

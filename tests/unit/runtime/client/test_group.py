@@ -16,10 +16,10 @@ import anyio.lowlevel
 import pytest
 from anyio.abc import TaskGroup
 
-from mcp_codegen_runtime import encode, extra, with_extra
-from mcp_codegen_runtime.app import App
-from mcp_codegen_runtime.client import Client, ClientGroup, GroupError, RoutingError
-from mcp_codegen_types import latest
+from mcp_specgen_runtime import encode, extra, with_extra
+from mcp_specgen_runtime.app import App
+from mcp_specgen_runtime.client import Client, ClientGroup, GroupError, RoutingError
+from mcp_specgen_types import latest
 
 LIMIT = 5.0
 

@@ -11,11 +11,11 @@ from typing import Any
 import anyio
 import pytest
 
-from mcp_codegen_runtime import Client, ServerSession
-from mcp_codegen_runtime.app import App
-from mcp_codegen_runtime.jsonrpc.connection import Connection
-from mcp_codegen_runtime.transports import MemoryTransport, memory_pair
-from mcp_codegen_types import v2026_07_28 as modern
+from mcp_specgen_runtime import Client, ServerSession
+from mcp_specgen_runtime.app import App
+from mcp_specgen_runtime.jsonrpc.connection import Connection
+from mcp_specgen_runtime.transports import MemoryTransport, memory_pair
+from mcp_specgen_types import v2026_07_28 as modern
 
 LIMIT = 10.0
 

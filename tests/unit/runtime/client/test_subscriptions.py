@@ -7,10 +7,10 @@ from __future__ import annotations
 import anyio
 import pytest
 
-from mcp_codegen_runtime import Client
-from mcp_codegen_runtime.app import App
-from mcp_codegen_runtime.errors import ErrorCode, RpcError
-from mcp_codegen_runtime.transports.http.server import McpHttpApp
+from mcp_specgen_runtime import Client
+from mcp_specgen_runtime.app import App
+from mcp_specgen_runtime.errors import ErrorCode, RpcError
+from mcp_specgen_runtime.transports.http.server import McpHttpApp
 from tests.unit.runtime.transports.http.test_http_client import serving
 
 LIMIT = 10.0

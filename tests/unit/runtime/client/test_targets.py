@@ -13,12 +13,12 @@ from typing import Any
 import anyio
 import pytest
 
-from mcp_codegen_runtime import Client, VersionCache
-from mcp_codegen_runtime.app import App
-from mcp_codegen_runtime.client.targets import cache_key_of
-from mcp_codegen_runtime.jsonrpc.connection import Connection
-from mcp_codegen_runtime.transports import MemoryTransport, memory_pair
-from mcp_codegen_types import latest
+from mcp_specgen_runtime import Client, VersionCache
+from mcp_specgen_runtime.app import App
+from mcp_specgen_runtime.client.targets import cache_key_of
+from mcp_specgen_runtime.jsonrpc.connection import Connection
+from mcp_specgen_runtime.transports import MemoryTransport, memory_pair
+from mcp_specgen_types import latest
 
 LIMIT = 20.0
 SILENT = [sys.executable, str(Path(__file__).with_name("silent_server.py"))]
@@ -123,5 +123,5 @@ async def test_the_client_names_itself_mcp_codegen_by_default() -> None:
         ):
             pass
     info = recorder.sent[0]["params"]["clientInfo"]
-    assert info["name"] == "mcp-codegen"
-    assert info["version"] == version("mcp-codegen")
+    assert info["name"] == "mcp-specgen"
+    assert info["version"] == version("mcp-specgen")

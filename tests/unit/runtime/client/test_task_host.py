@@ -13,15 +13,15 @@ from typing import Any
 import anyio
 import pytest
 
-from mcp_codegen_runtime import Client
-from mcp_codegen_runtime.client import task_host
-from mcp_codegen_runtime.client.task_host import TaskHost
-from mcp_codegen_runtime.errors import MethodNotFoundError, RpcError
-from mcp_codegen_runtime.jsonrpc.connection import Connection
-from mcp_codegen_runtime.protocol.tasks import RATE_LIMITED
-from mcp_codegen_runtime.stores.tasks import MemoryTaskStore
-from mcp_codegen_runtime.transports import memory_pair
-from mcp_codegen_types import latest
+from mcp_specgen_runtime import Client
+from mcp_specgen_runtime.client import task_host
+from mcp_specgen_runtime.client.task_host import TaskHost
+from mcp_specgen_runtime.errors import MethodNotFoundError, RpcError
+from mcp_specgen_runtime.jsonrpc.connection import Connection
+from mcp_specgen_runtime.protocol.tasks import RATE_LIMITED
+from mcp_specgen_runtime.stores.tasks import MemoryTaskStore
+from mcp_specgen_runtime.transports import memory_pair
+from mcp_specgen_types import latest
 
 LIMIT = 10.0
 RELATED = "io.modelcontextprotocol/related-task"

@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 from msgspec import UNSET
 
-from mcp_codegen_runtime.client.task_wire import (
+from mcp_specgen_runtime.client.task_wire import (
     RawPage,
     created,
     declared,
@@ -15,7 +15,7 @@ from mcp_codegen_runtime.client.task_wire import (
     task_page,
     task_supports,
 )
-from mcp_codegen_runtime.errors import ProtocolError
+from mcp_specgen_runtime.errors import ProtocolError
 
 
 def test_declared_follows_nested_objects() -> None:

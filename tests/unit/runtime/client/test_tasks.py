@@ -13,19 +13,19 @@ from typing import Any
 import anyio
 import pytest
 
-from mcp_codegen_runtime import Client
-from mcp_codegen_runtime.client.tasks import (
+from mcp_specgen_runtime import Client
+from mcp_specgen_runtime.client.tasks import (
     TaskCancelledError,
     TaskState,
     TaskSupportError,
 )
-from mcp_codegen_runtime.errors import (
+from mcp_specgen_runtime.errors import (
     CapabilityError,
     ProtocolError,
     RequestTimeoutError,
     RpcError,
 )
-from mcp_codegen_types import latest, v2025_11_25
+from mcp_specgen_types import latest, v2025_11_25
 
 from .task_servers import CAPS, EXTENSION, FAILURE, FakeTaskServer, fake_server
 

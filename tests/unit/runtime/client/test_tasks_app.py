@@ -11,20 +11,20 @@ from typing import Any
 import anyio
 import pytest
 
-from mcp_codegen_runtime import Client
-from mcp_codegen_runtime.app import App, Context
-from mcp_codegen_runtime.client.tasks import (
+from mcp_specgen_runtime import Client
+from mcp_specgen_runtime.app import App, Context
+from mcp_specgen_runtime.client.tasks import (
     TaskCancelledError,
     TaskState,
     TaskSupportError,
 )
-from mcp_codegen_runtime.errors import (
+from mcp_specgen_runtime.errors import (
     CapabilityError,
     RequestTimeoutError,
     RpcError,
 )
-from mcp_codegen_runtime.transports.http.server import McpHttpApp
-from mcp_codegen_types import latest
+from mcp_specgen_runtime.transports.http.server import McpHttpApp
+from mcp_specgen_types import latest
 from tests.unit.runtime.transports.http.test_http_client import serving
 
 LIMIT = 10.0

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import msgspec
 import pytest
 
-from mcp_codegen_runtime import (
+from mcp_specgen_runtime import (
     UNSET,
     OpenStruct,
     UnsetType,
@@ -22,7 +22,7 @@ from mcp_codegen_runtime import (
     to_builtins,
     with_extra,
 )
-from mcp_codegen_runtime.codec import wire
+from mcp_specgen_runtime.codec import wire
 from tests.unit.runtime.codec.wire_support import (
     BlobContents,
     Image,

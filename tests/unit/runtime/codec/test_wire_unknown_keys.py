@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import msgspec
 import pytest
 
-from mcp_codegen_runtime import (
+from mcp_specgen_runtime import (
     UNSET,
     OpenStruct,
     UnsetType,
@@ -21,8 +21,8 @@ from mcp_codegen_runtime import (
     to_builtins,
     with_extra,
 )
-from mcp_codegen_runtime.codec import wire
-from mcp_codegen_types import v2025_11_25 as rev
+from mcp_specgen_runtime.codec import wire
+from mcp_specgen_types import v2025_11_25 as rev
 from tests.unit.runtime.codec.wire_support import (
     BlobContents,
     Image,

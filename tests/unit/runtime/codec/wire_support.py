@@ -6,7 +6,7 @@ from typing import Any
 
 import msgspec
 
-from mcp_codegen_runtime import UNSET, ClosedStruct, OpenStruct, UnsetType
+from mcp_specgen_runtime import UNSET, ClosedStruct, OpenStruct, UnsetType
 
 
 class Text(OpenStruct, kw_only=True, tag_field="type", tag="text"):

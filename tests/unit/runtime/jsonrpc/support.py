@@ -10,14 +10,14 @@ from typing import Any
 
 import anyio
 
-from mcp_codegen_runtime.errors import (
+from mcp_specgen_runtime.errors import (
     MethodNotFoundError,
 )
-from mcp_codegen_runtime.jsonrpc.connection import (
+from mcp_specgen_runtime.jsonrpc.connection import (
     Connection,
 )
-from mcp_codegen_runtime.transports import MemoryTransport, memory_pair
-from mcp_codegen_types import v2025_11_25 as rev
+from mcp_specgen_runtime.transports import MemoryTransport, memory_pair
+from mcp_specgen_types import v2025_11_25 as rev
 
 LIMIT = 5.0
 """Seconds any one test may take."""

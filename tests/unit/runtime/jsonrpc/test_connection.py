@@ -10,18 +10,18 @@ from typing import Any
 import anyio
 import pytest
 
-from mcp_codegen_runtime.errors import (
+from mcp_specgen_runtime.errors import (
     ProtocolError,
     TransportError,
 )
-from mcp_codegen_runtime.jsonrpc.connection import (
+from mcp_specgen_runtime.jsonrpc.connection import (
     Connection,
     RequestTimeoutError,
     current_request,
 )
-from mcp_codegen_runtime.jsonrpc.dispatch import Dispatcher
-from mcp_codegen_runtime.transports import memory_pair
-from mcp_codegen_types import v2025_11_25 as rev
+from mcp_specgen_runtime.jsonrpc.dispatch import Dispatcher
+from mcp_specgen_runtime.transports import memory_pair
+from mcp_specgen_types import v2025_11_25 as rev
 from tests.unit.runtime.jsonrpc.support import (
     LIMIT,
     EchoServer,
@@ -112,7 +112,7 @@ async def test_a_malformed_response_fails_its_request_and_gets_32600() -> None:
 async def test_stray_responses_are_dropped_and_logged(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
-    caplog.set_level(logging.DEBUG, "mcp_codegen_runtime.jsonrpc")
+    caplog.set_level(logging.DEBUG, "mcp_specgen_runtime.jsonrpc")
     async with serving(routes()) as (_, peer):
         await peer.send({"jsonrpc": "2.0", "id": 41, "result": {}})
         await peer.send({"jsonrpc": "2.0", "id": "s", "result": {}})
@@ -232,7 +232,7 @@ async def test_cancels_after_the_response_or_of_unknown_ids_are_harmless() -> No
 async def test_a_timed_out_request_cancels_and_drops_the_late_response(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
-    caplog.set_level(logging.DEBUG, "mcp_codegen_runtime.jsonrpc")
+    caplog.set_level(logging.DEBUG, "mcp_specgen_runtime.jsonrpc")
     ours, theirs = memory_pair()
     peer = Peer(theirs)
     with anyio.fail_after(LIMIT):

@@ -8,14 +8,14 @@ from typing import Any
 
 import pytest
 
-from mcp_codegen_runtime.codec.wire import UNSET, decode, encode
-from mcp_codegen_runtime.errors import (
+from mcp_specgen_runtime.codec.wire import UNSET, decode, encode
+from mcp_specgen_runtime.errors import (
     ErrorCode,
     InvalidParamsError,
     MethodNotFoundError,
 )
-from mcp_codegen_runtime.jsonrpc.dispatch import Dispatcher, implemented_methods
-from mcp_codegen_types import v2025_11_25 as rev, v2026_07_28 as modern
+from mcp_specgen_runtime.jsonrpc.dispatch import Dispatcher, implemented_methods
+from mcp_specgen_types import v2025_11_25 as rev, v2026_07_28 as modern
 
 
 class EchoServer(rev.ServerHandlers):

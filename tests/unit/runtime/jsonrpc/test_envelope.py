@@ -8,16 +8,16 @@ from typing import Any
 import anyio
 import pytest
 
-from mcp_codegen_runtime.errors import (
+from mcp_specgen_runtime.errors import (
     ErrorCode,
     MessageTooLargeError,
     RpcError,
 )
-from mcp_codegen_runtime.jsonrpc.connection import (
+from mcp_specgen_runtime.jsonrpc.connection import (
     Connection,
 )
-from mcp_codegen_runtime.jsonrpc.dispatch import Dispatcher
-from mcp_codegen_runtime.transports import memory_pair
+from mcp_specgen_runtime.jsonrpc.dispatch import Dispatcher
+from mcp_specgen_runtime.transports import memory_pair
 from tests.unit.runtime.jsonrpc.support import (
     LIMIT,
     EchoServer,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from mcp_codegen_runtime.jsonrpc.id_scan import Located, scan_id
+from mcp_specgen_runtime.jsonrpc.id_scan import Located, scan_id
 
 
 @pytest.mark.parametrize(

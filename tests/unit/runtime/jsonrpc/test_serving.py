@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from mcp_codegen_runtime.errors import MethodNotFoundError, RpcError
-from mcp_codegen_runtime.jsonrpc.serving import (
+from mcp_specgen_runtime.errors import MethodNotFoundError, RpcError
+from mcp_specgen_runtime.jsonrpc.serving import (
     Handler,
     RequestContext,
     current_request,

@@ -9,14 +9,14 @@ from typing import Any
 import anyio
 import pytest
 
-from mcp_codegen_runtime.codec.wire import extra
-from mcp_codegen_runtime.jsonrpc.connection import Connection
-from mcp_codegen_runtime.jsonrpc.dispatch import implemented_methods
-from mcp_codegen_runtime.protocol.adapt import adapt, nearest
-from mcp_codegen_runtime.protocol.client import ClientSession
-from mcp_codegen_runtime.protocol.session import ServerSession
-from mcp_codegen_runtime.transports import memory_pair
-from mcp_codegen_types import (
+from mcp_specgen_runtime.codec.wire import extra
+from mcp_specgen_runtime.jsonrpc.connection import Connection
+from mcp_specgen_runtime.jsonrpc.dispatch import implemented_methods
+from mcp_specgen_runtime.protocol.adapt import adapt, nearest
+from mcp_specgen_runtime.protocol.client import ClientSession
+from mcp_specgen_runtime.protocol.session import ServerSession
+from mcp_specgen_runtime.transports import memory_pair
+from mcp_specgen_types import (
     KNOWN_VERSIONS,
     draft,
     v2024_11_05,
@@ -118,7 +118,7 @@ async def test_what_the_target_does_not_define_is_kept_and_logged(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     served = ServerSession([Echo0618()], name="s", version="1", versions=["2024-11-05"])
-    with caplog.at_level(logging.DEBUG, logger="mcp_codegen_runtime.protocol.adapt"):
+    with caplog.at_level(logging.DEBUG, logger="mcp_specgen_runtime.protocol.adapt"):
         _, result = await call_echo(served, "2024-11-05")
     assert isinstance(result, v2024_11_05.CallToolResult)
     assert extra(result) == {"structuredContent": {"result": "hi"}}

@@ -17,7 +17,7 @@ import anyio
 import msgspec
 import pytest
 
-from mcp_codegen_runtime.errors import (
+from mcp_specgen_runtime.errors import (
     CapabilityError,
     ErrorCode,
     McpError,
@@ -27,13 +27,13 @@ from mcp_codegen_runtime.errors import (
     RpcError,
     TransportError,
 )
-from mcp_codegen_runtime.jsonrpc.connection import Connection
-from mcp_codegen_runtime.protocol.client import ClientSession, VersionCache
-from mcp_codegen_runtime.protocol.client_requests import log_to_client, request_client
-from mcp_codegen_runtime.protocol.session import ServerSession
-from mcp_codegen_runtime.transports import memory_pair
-from mcp_codegen_runtime.transports.stdio import connect_stdio
-from mcp_codegen_types import v2024_11_05, v2025_03_26, v2025_11_25, v2026_07_28
+from mcp_specgen_runtime.jsonrpc.connection import Connection
+from mcp_specgen_runtime.protocol.client import ClientSession, VersionCache
+from mcp_specgen_runtime.protocol.client_requests import log_to_client, request_client
+from mcp_specgen_runtime.protocol.session import ServerSession
+from mcp_specgen_runtime.transports import memory_pair
+from mcp_specgen_runtime.transports.stdio import connect_stdio
+from mcp_specgen_types import v2024_11_05, v2025_03_26, v2025_11_25, v2026_07_28
 from tests.unit.runtime.session_programs.echo_session import NAME, Echo2026, session
 
 LIMIT = 10.0

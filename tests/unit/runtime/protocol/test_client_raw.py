@@ -12,11 +12,11 @@ from typing import Any
 import anyio
 import pytest
 
-from mcp_codegen_runtime.errors import MethodNotFoundError, ProtocolError
-from mcp_codegen_runtime.jsonrpc.connection import Connection
-from mcp_codegen_runtime.protocol.client import ClientSession
-from mcp_codegen_runtime.transports import memory_pair
-from mcp_codegen_types import latest
+from mcp_specgen_runtime.errors import MethodNotFoundError, ProtocolError
+from mcp_specgen_runtime.jsonrpc.connection import Connection
+from mcp_specgen_runtime.protocol.client import ClientSession
+from mcp_specgen_runtime.transports import memory_pair
+from mcp_specgen_types import latest
 
 LIMIT = 10.0
 CAPS = "io.modelcontextprotocol/clientCapabilities"

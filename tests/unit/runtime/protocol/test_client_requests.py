@@ -16,14 +16,14 @@ import anyio
 import httpx
 import pytest
 
-from mcp_codegen_runtime.codec.wire import convert
-from mcp_codegen_runtime.jsonrpc.connection import Connection
-from mcp_codegen_runtime.protocol.client import ClientSession
-from mcp_codegen_runtime.protocol.client_requests import request_client
-from mcp_codegen_runtime.protocol.session import ServerSession
-from mcp_codegen_runtime.transports import memory_pair
-from mcp_codegen_runtime.transports.http.server import HttpRequest, McpHttpApp
-from mcp_codegen_types import v2025_11_25, v2026_07_28
+from mcp_specgen_runtime.codec.wire import convert
+from mcp_specgen_runtime.jsonrpc.connection import Connection
+from mcp_specgen_runtime.protocol.client import ClientSession
+from mcp_specgen_runtime.protocol.client_requests import request_client
+from mcp_specgen_runtime.protocol.session import ServerSession
+from mcp_specgen_runtime.transports import memory_pair
+from mcp_specgen_runtime.transports.http.server import HttpRequest, McpHttpApp
+from mcp_specgen_types import v2025_11_25, v2026_07_28
 
 LIMIT = 10.0
 """Seconds any one test may take."""

@@ -15,12 +15,12 @@ import anyio
 import msgspec
 import pytest
 
-from mcp_codegen_runtime.errors import ErrorCode, RpcError
-from mcp_codegen_runtime.jsonrpc.connection import Connection
-from mcp_codegen_runtime.protocol.client import ClientSession
-from mcp_codegen_runtime.protocol.client_serving import with_defaults
-from mcp_codegen_runtime.transports import memory_pair
-from mcp_codegen_types import v2025_11_25
+from mcp_specgen_runtime.errors import ErrorCode, RpcError
+from mcp_specgen_runtime.jsonrpc.connection import Connection
+from mcp_specgen_runtime.protocol.client import ClientSession
+from mcp_specgen_runtime.protocol.client_serving import with_defaults
+from mcp_specgen_runtime.transports import memory_pair
+from mcp_specgen_types import v2025_11_25
 from tests.unit.runtime.session_programs.echo_session import session
 
 LIMIT = 10.0

@@ -15,17 +15,17 @@ from typing import Any
 import anyio
 import pytest
 
-from mcp_codegen_runtime.errors import RpcError
-from mcp_codegen_runtime.jsonrpc.connection import Connection
-from mcp_codegen_runtime.protocol.extensions import (
+from mcp_specgen_runtime.errors import RpcError
+from mcp_specgen_runtime.jsonrpc.connection import Connection
+from mcp_specgen_runtime.protocol.extensions import (
     Extension,
     ExtensionResult,
     negotiated,
 )
-from mcp_codegen_runtime.protocol.session import ServerSession
-from mcp_codegen_runtime.transports import memory_pair
-from mcp_codegen_types import v2025_11_25, v2026_07_28
-from mcp_codegen_types.extensions import io_modelcontextprotocol_tasks as tasks
+from mcp_specgen_runtime.protocol.session import ServerSession
+from mcp_specgen_runtime.transports import memory_pair
+from mcp_specgen_types import v2025_11_25, v2026_07_28
+from mcp_specgen_types.extensions import io_modelcontextprotocol_tasks as tasks
 
 LIMIT = 10.0
 TOY = "com.example/toy"

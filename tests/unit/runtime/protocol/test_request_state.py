@@ -9,8 +9,8 @@ from dataclasses import dataclass
 import msgspec
 import pytest
 
-from mcp_codegen_runtime.errors import InvalidParamsError
-from mcp_codegen_runtime.protocol.request_state import (
+from mcp_specgen_runtime.errors import InvalidParamsError
+from mcp_specgen_runtime.protocol.request_state import (
     RequestStateSealer,
     principal_digest,
     request_binding,
@@ -166,7 +166,7 @@ def test_a_principal_without_a_stable_name_is_a_type_error() -> None:
 def test_a_principal_with_a_binding_is_digested_by_it() -> None:
     """A refreshed token (new expiry, more scopes) of the same caller keeps
     its request state: the digest is of `binding` alone."""
-    from mcp_codegen_runtime.protocol.request_state import (
+    from mcp_specgen_runtime.protocol.request_state import (
         principal_binding,
         principal_digest,
     )

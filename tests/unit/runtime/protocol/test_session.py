@@ -17,10 +17,10 @@ from typing import Any
 import anyio
 import pytest
 
-from mcp_codegen_runtime.codec.wire import convert, to_builtins
-from mcp_codegen_runtime.errors import ErrorCode, RpcError
-from mcp_codegen_runtime.jsonrpc.connection import Connection
-from mcp_codegen_runtime.protocol.session import (
+from mcp_specgen_runtime.codec.wire import convert, to_builtins
+from mcp_specgen_runtime.errors import ErrorCode, RpcError
+from mcp_specgen_runtime.jsonrpc.connection import Connection
+from mcp_specgen_runtime.protocol.session import (
     META_PROTOCOL_VERSION,
     META_SERVER_INFO,
     UNSUPPORTED_PROTOCOL_VERSION,
@@ -30,8 +30,8 @@ from mcp_codegen_runtime.protocol.session import (
     derive_capabilities,
     version_order,
 )
-from mcp_codegen_runtime.transports import memory_pair
-from mcp_codegen_types import draft, v2024_11_05, v2025_06_18, v2025_11_25, v2026_07_28
+from mcp_specgen_runtime.transports import memory_pair
+from mcp_specgen_types import draft, v2024_11_05, v2025_06_18, v2025_11_25, v2026_07_28
 from tests.unit.runtime.session_programs.echo_session import (
     INSTRUCTIONS,
     NAME,
@@ -157,8 +157,8 @@ def test_a_fresh_server_imports_only_its_handlers_revisions() -> None:
     """Start-up cost: the other revisions wait for a client that speaks them."""
     program = """
 import sys
-from mcp_codegen_runtime.protocol.session import ServerSession
-from mcp_codegen_types import v2025_11_25
+from mcp_specgen_runtime.protocol.session import ServerSession
+from mcp_specgen_types import v2025_11_25
 class Tools(v2025_11_25.ServerHandlers):
     async def tools_list(self, params):
         return v2025_11_25.ListToolsResult(tools=[])
@@ -166,10 +166,10 @@ served = ServerSession(
     [Tools()], name="n", version="v", versions=["2024-11-05", "2025-11-25"]
 )
 served.initialize_result("2025-11-25")
-loaded = sorted(m for m in sys.modules if m.startswith("mcp_codegen_types.v"))
+loaded = sorted(m for m in sys.modules if m.startswith("mcp_specgen_types.v"))
 before = {m.split(".")[1] for m in loaded}
 served.initialize_result("2024-11-05")
-after = {m.split(".")[1] for m in sys.modules if m.startswith("mcp_codegen_types.v")}
+after = {m.split(".")[1] for m in sys.modules if m.startswith("mcp_specgen_types.v")}
 print(sorted(before), sorted(after))
 """
     found = subprocess.run(

@@ -17,12 +17,12 @@ from typing import Any
 
 import anyio
 
-from mcp_codegen_runtime.codec.wire import convert
-from mcp_codegen_runtime.errors import ErrorCode, RpcError
-from mcp_codegen_runtime.jsonrpc.connection import Connection
-from mcp_codegen_runtime.protocol.session import ServerSession
-from mcp_codegen_runtime.transports.stdio import stdio_server
-from mcp_codegen_types import (
+from mcp_specgen_runtime.codec.wire import convert
+from mcp_specgen_runtime.errors import ErrorCode, RpcError
+from mcp_specgen_runtime.jsonrpc.connection import Connection
+from mcp_specgen_runtime.protocol.session import ServerSession
+from mcp_specgen_runtime.transports.stdio import stdio_server
+from mcp_specgen_types import (
     v2024_11_05,
     v2025_03_26,
     v2025_06_18,

@@ -16,8 +16,8 @@ import sys
 
 import anyio
 
-from mcp_codegen_runtime.stores.sqlite_tasks import SQLiteTaskStore
-from mcp_codegen_runtime.stores.tasks import TaskRecord
+from mcp_specgen_runtime.stores.sqlite_tasks import SQLiteTaskStore
+from mcp_specgen_runtime.stores.tasks import TaskRecord
 
 RESULT = {"content": [{"type": "text", "text": "done"}], "isError": False}
 

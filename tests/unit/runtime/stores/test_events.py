@@ -11,14 +11,14 @@ from typing import Any
 
 import pytest
 
-from mcp_codegen_runtime.stores.events import (
+from mcp_specgen_runtime.stores.events import (
     EventsEvictedError,
     EventStore,
     MemoryEventStore,
     UnknownEventError,
     parse_event_id,
 )
-from mcp_codegen_runtime.stores.redis_events import RedisEventStore
+from mcp_specgen_runtime.stores.redis_events import RedisEventStore
 
 pytestmark = pytest.mark.anyio
 

@@ -12,8 +12,8 @@ import pytest
 from redis.asyncio import Redis
 
 from benchmarks.redis_server import RedisServer
-from mcp_codegen_runtime.stores.events import EventsEvictedError, UnknownEventError
-from mcp_codegen_runtime.stores.redis_events import END, REFUSAL, RedisEventStore
+from mcp_specgen_runtime.stores.events import EventsEvictedError, UnknownEventError
+from mcp_specgen_runtime.stores.redis_events import END, REFUSAL, RedisEventStore
 
 pytestmark = pytest.mark.anyio
 

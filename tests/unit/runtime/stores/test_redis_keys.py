@@ -9,13 +9,13 @@ import pytest
 from redis.asyncio import Redis
 
 from benchmarks.redis_server import RedisServer, free_port
-from mcp_codegen_runtime.stores.redis_keys import (
+from mcp_specgen_runtime.stores.redis_keys import (
     LIST_CURSOR,
     REQUEST_STATE,
     TASK_CURSOR,
     RedisKeys,
 )
-from mcp_codegen_runtime.stores.redis_scripts import StoreUnreachableError
+from mcp_specgen_runtime.stores.redis_scripts import StoreUnreachableError
 
 
 @pytest.fixture

@@ -9,8 +9,8 @@ import pytest
 from redis.asyncio import Redis
 
 from benchmarks.redis_server import RedisServer
-from mcp_codegen_runtime.stores.redis_scripts import RedisClient, RedisLink
-from mcp_codegen_runtime.stores.redis_sessions import RedisSessions, SessionState
+from mcp_specgen_runtime.stores.redis_scripts import RedisClient, RedisLink
+from mcp_specgen_runtime.stores.redis_sessions import RedisSessions, SessionState
 
 pytestmark = pytest.mark.anyio
 

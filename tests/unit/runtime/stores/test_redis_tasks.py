@@ -12,8 +12,8 @@ import pytest
 from redis.asyncio import Redis
 
 from benchmarks.redis_server import RedisServer
-from mcp_codegen_runtime.stores.redis_tasks import RedisTaskStore
-from mcp_codegen_runtime.stores.tasks import (
+from mcp_specgen_runtime.stores.redis_tasks import RedisTaskStore
+from mcp_specgen_runtime.stores.tasks import (
     TERMINAL_STATUSES,
     TaskExistsError,
     TaskRecord,

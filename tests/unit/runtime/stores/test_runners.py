@@ -8,12 +8,12 @@ from pathlib import Path
 
 import pytest
 
-from mcp_codegen_runtime.stores.runners import RunnerLock, runner_alive
+from mcp_specgen_runtime.stores.runners import RunnerLock, runner_alive
 
 HOLD = """
 import sys
 from pathlib import Path
-from mcp_codegen_runtime.stores.runners import RunnerLock
+from mcp_specgen_runtime.stores.runners import RunnerLock
 lock = RunnerLock(Path(sys.argv[1]))
 print(lock.runner_id, flush=True)
 sys.stdin.readline()

@@ -16,12 +16,12 @@ from typing import Any
 import anyio
 import pytest
 
-from mcp_codegen_runtime.stores.sqlite_tasks import (
+from mcp_specgen_runtime.stores.sqlite_tasks import (
     ORPHAN_ERROR,
     SCHEMA_VERSION,
     SQLiteTaskStore,
 )
-from mcp_codegen_runtime.stores.tasks import TaskRecord
+from mcp_specgen_runtime.stores.tasks import TaskRecord
 
 from .sqlite_worker import RESULT, task
 

@@ -14,7 +14,7 @@ from typing import Any
 import anyio
 import pytest
 
-from mcp_codegen_runtime.stores.tasks import TaskExistsError, TaskRecord, TaskStore
+from mcp_specgen_runtime.stores.tasks import TaskExistsError, TaskRecord, TaskStore
 
 from .test_tasks import ASYNCIO_ONLY, STORE_NAMES, Clock, factory_for
 

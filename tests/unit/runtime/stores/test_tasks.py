@@ -18,9 +18,9 @@ from typing import Any
 import anyio
 import pytest
 
-from mcp_codegen_runtime.stores.redis_tasks import RedisTaskStore
-from mcp_codegen_runtime.stores.sqlite_tasks import SQLiteTaskStore
-from mcp_codegen_runtime.stores.tasks import (
+from mcp_specgen_runtime.stores.redis_tasks import RedisTaskStore
+from mcp_specgen_runtime.stores.sqlite_tasks import SQLiteTaskStore
+from mcp_specgen_runtime.stores.tasks import (
     MemoryTaskStore,
     TaskExistsError,
     TaskRecord,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import anyio
 import pytest
 
-from mcp_codegen_runtime.transports import MemoryTransport, Transport, memory_pair
+from mcp_specgen_runtime.transports import MemoryTransport, Transport, memory_pair
 
 
 @pytest.fixture

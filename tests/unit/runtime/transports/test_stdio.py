@@ -18,15 +18,15 @@ import anyio.lowlevel
 import pytest
 from anyio.abc import ByteReceiveStream, ByteSendStream
 
-from mcp_codegen_runtime.errors import (
+from mcp_specgen_runtime.errors import (
     MessageTooLargeError,
     RpcError,
     TransportError,
 )
-from mcp_codegen_runtime.jsonrpc.connection import Connection
-from mcp_codegen_runtime.transports import Transport
-from mcp_codegen_runtime.transports.lines import READ_CHUNK
-from mcp_codegen_runtime.transports.stdio import (
+from mcp_specgen_runtime.jsonrpc.connection import Connection
+from mcp_specgen_runtime.transports import Transport
+from mcp_specgen_runtime.transports.lines import READ_CHUNK
+from mcp_specgen_runtime.transports.stdio import (
     DEFAULT_MAX_LINE_LENGTH,
     EXIT_REPORT_STDERR,
     LineReader,
@@ -38,7 +38,7 @@ from mcp_codegen_runtime.transports.stdio import (
     _FdWriter,
     stdio_client,
 )
-from mcp_codegen_types import v2025_11_25 as rev
+from mcp_specgen_types import v2025_11_25 as rev
 
 PROGRAMS = Path(__file__).parent / "stdio_programs"
 LIMIT = 10.0
@@ -466,7 +466,7 @@ async def test_the_client_skips_an_over_long_response_and_fails_its_request(
 ) -> None:
     """The skipped response's id is read from its head: its request fails at
     once, naming the limit; others go on."""
-    caplog.set_level(logging.WARNING, "mcp_codegen_runtime")
+    caplog.set_level(logging.WARNING, "mcp_specgen_runtime")
     with anyio.fail_after(LIMIT):
         async with server(max_line_length=1000) as (_, connection):
             assert await echo(connection, "short") == "short"

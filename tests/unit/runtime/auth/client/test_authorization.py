@@ -9,14 +9,14 @@ from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
-from mcp_codegen_runtime.auth import AuthorizationServerMetadata
-from mcp_codegen_runtime.auth.client.authorization import (
+from mcp_specgen_runtime.auth import AuthorizationServerMetadata
+from mcp_specgen_runtime.auth.client.authorization import (
     AuthorizationRequest,
     check_response,
     start_authorization,
 )
-from mcp_codegen_runtime.auth.client.errors import AuthorizationError
-from mcp_codegen_runtime.auth.client.interaction import AuthorizationResponse
+from mcp_specgen_runtime.auth.client.errors import AuthorizationError
+from mcp_specgen_runtime.auth.client.interaction import AuthorizationResponse
 
 ISSUER = "https://auth.example.com"
 

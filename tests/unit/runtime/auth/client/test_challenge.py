@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from mcp_codegen_runtime.auth.client.challenge import (
+from mcp_specgen_runtime.auth.client.challenge import (
     BearerChallenge,
     parse_bearer_challenge,
 )

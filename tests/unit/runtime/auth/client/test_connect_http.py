@@ -10,12 +10,12 @@ import anyio
 import httpx
 import pytest
 
-from mcp_codegen_runtime.app import App
-from mcp_codegen_runtime.auth.client import ClientMetadata, OAuthClientAuth
-from mcp_codegen_runtime.transports.http.client import connect_http
-from mcp_codegen_runtime.transports.http.security import SecurityPolicy
-from mcp_codegen_runtime.transports.http.server import HttpRequest
-from mcp_codegen_types import v2025_11_25
+from mcp_specgen_runtime.app import App
+from mcp_specgen_runtime.auth.client import ClientMetadata, OAuthClientAuth
+from mcp_specgen_runtime.transports.http.client import connect_http
+from mcp_specgen_runtime.transports.http.security import SecurityPolicy
+from mcp_specgen_runtime.transports.http.server import HttpRequest
+from mcp_specgen_types import v2025_11_25
 
 from .world import MCP, PRM, World
 

@@ -6,19 +6,19 @@ from __future__ import annotations
 import httpx
 import pytest
 
-from mcp_codegen_runtime.auth import (
+from mcp_specgen_runtime.auth import (
     AuthorizationServerMetadata,
     ProtectedResourceMetadata,
 )
-from mcp_codegen_runtime.auth.client.challenge import BearerChallenge
-from mcp_codegen_runtime.auth.client.discovery import (
+from mcp_specgen_runtime.auth.client.challenge import BearerChallenge
+from mcp_specgen_runtime.auth.client.discovery import (
     discover,
     resource_allowed,
     resource_metadata_urls,
     secure_endpoint,
     server_metadata_urls,
 )
-from mcp_codegen_runtime.auth.client.errors import AuthorizationError
+from mcp_specgen_runtime.auth.client.errors import AuthorizationError
 
 from .support import drive, json_response
 

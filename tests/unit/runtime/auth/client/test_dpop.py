@@ -15,7 +15,7 @@ import pytest
 from joserfc import jwt
 from joserfc.jwk import ECKey
 
-from mcp_codegen_runtime.auth.client import (
+from mcp_specgen_runtime.auth.client import (
     ClientCredentialsAuth,
     DPoPKey,
     TokenError,

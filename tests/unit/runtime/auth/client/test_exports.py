@@ -1,8 +1,8 @@
-"""`mcp_codegen_runtime.auth.client` exports a sorted `__all__` of real names."""
+"""`mcp_specgen_runtime.auth.client` exports a sorted `__all__` of real names."""
 
 from __future__ import annotations
 
-import mcp_codegen_runtime.auth.client as client
+import mcp_specgen_runtime.auth.client as client
 
 
 def test_all_is_sorted_and_complete() -> None:

@@ -6,7 +6,7 @@ import anyio
 import httpx
 import pytest
 
-from mcp_codegen_runtime.auth.client import (
+from mcp_specgen_runtime.auth.client import (
     AuthorizationResponse,
     LoopbackCallback,
     loopback,

@@ -12,7 +12,7 @@ import httpx
 import msgspec
 import pytest
 
-from mcp_codegen_runtime.auth.client import (
+from mcp_specgen_runtime.auth.client import (
     AuthorizationError,
     ClientMetadata,
     MemoryTokenStore,

@@ -9,13 +9,13 @@ import time
 import httpx
 import pytest
 
-from mcp_codegen_runtime.auth import AuthorizationServerMetadata
-from mcp_codegen_runtime.auth.client.documents import (
+from mcp_specgen_runtime.auth import AuthorizationServerMetadata
+from mcp_specgen_runtime.auth.client.documents import (
     ClientInformation,
     ClientMetadata,
 )
-from mcp_codegen_runtime.auth.client.errors import AuthorizationError
-from mcp_codegen_runtime.auth.client.registration import obtain_client, usable
+from mcp_specgen_runtime.auth.client.errors import AuthorizationError
+from mcp_specgen_runtime.auth.client.registration import obtain_client, usable
 
 from .support import drive, json_response
 

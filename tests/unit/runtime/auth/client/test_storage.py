@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from mcp_codegen_runtime.auth.client.documents import ClientInformation, TokenSet
-from mcp_codegen_runtime.auth.client.storage import (
+from mcp_specgen_runtime.auth.client.documents import ClientInformation, TokenSet
+from mcp_specgen_runtime.auth.client.storage import (
     FileTokenStore,
     MemoryTokenStore,
     TokenStore,

@@ -11,14 +11,14 @@ import pytest
 from joserfc import jwt
 from joserfc.jwk import ECKey
 
-from mcp_codegen_runtime.auth import AuthorizationServerMetadata
-from mcp_codegen_runtime.auth.client.assertion import ASSERTION_TYPE, PrivateKeyJwt
-from mcp_codegen_runtime.auth.client.documents import (
+from mcp_specgen_runtime.auth import AuthorizationServerMetadata
+from mcp_specgen_runtime.auth.client.assertion import ASSERTION_TYPE, PrivateKeyJwt
+from mcp_specgen_runtime.auth.client.documents import (
     ClientInformation,
     TokenSet,
 )
-from mcp_codegen_runtime.auth.client.errors import TokenError
-from mcp_codegen_runtime.auth.client.tokens import (
+from mcp_specgen_runtime.auth.client.errors import TokenError
+from mcp_specgen_runtime.auth.client.tokens import (
     auth_method,
     authorization_code_request,
     client_credentials_request,

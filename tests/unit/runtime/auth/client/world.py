@@ -14,7 +14,7 @@ import anyio
 import anyio.lowlevel
 import httpx
 
-from mcp_codegen_runtime.auth.client import AuthorizationResponse
+from mcp_specgen_runtime.auth.client import AuthorizationResponse
 
 MCP = "https://mcp.example.com/mcp"
 PRM = "https://mcp.example.com/.well-known/oauth-protected-resource/mcp"

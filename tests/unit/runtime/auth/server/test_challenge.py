@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from mcp_codegen_runtime.auth.server.challenge import (
+from mcp_specgen_runtime.auth.server.challenge import (
     bearer_challenge,
     forbidden,
     unauthorized,

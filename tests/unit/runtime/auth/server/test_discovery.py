@@ -6,7 +6,7 @@ from __future__ import annotations
 import httpx
 import pytest
 
-from mcp_codegen_runtime.auth.server import (
+from mcp_specgen_runtime.auth.server import (
     IssuerDiscoveryError,
     discover_issuer,
     issuer_metadata_urls,

@@ -11,7 +11,7 @@ from urllib.parse import parse_qs
 import httpx
 import pytest
 
-from mcp_codegen_runtime.auth.server import IntrospectionVerifier
+from mcp_specgen_runtime.auth.server import IntrospectionVerifier
 
 ENDPOINT = "https://as.example/introspect"
 RESOURCE = "https://mcp.example/mcp"

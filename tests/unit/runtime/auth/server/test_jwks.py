@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from joserfc import jwk
 
-from mcp_codegen_runtime.auth.server import JwksCache, parse_jwks
+from mcp_specgen_runtime.auth.server import JwksCache, parse_jwks
 
 
 @pytest.fixture

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from joserfc import jwk
 
-from mcp_codegen_runtime.auth.server import JwtVerifier, Principal
+from mcp_specgen_runtime.auth.server import JwtVerifier, Principal
 from tests.unit.runtime.auth.server.keys import ISSUER, JWKS_URI, RESOURCE, Issuer
 
 

@@ -12,14 +12,14 @@ import anyio
 import httpx
 import pytest
 
-from mcp_codegen_runtime.errors import TransportError
-from mcp_codegen_runtime.transports.http import Event, SSEParser
-from mcp_codegen_runtime.transports.http.legacy_sse import (
+from mcp_specgen_runtime.errors import TransportError
+from mcp_specgen_runtime.transports.http import Event, SSEParser
+from mcp_specgen_runtime.transports.http.legacy_sse import (
     LegacySseApp,
     connect_legacy_sse,
 )
-from mcp_codegen_runtime.transports.http.server import http_app
-from mcp_codegen_types import v2024_11_05
+from mcp_specgen_runtime.transports.http.server import http_app
+from mcp_specgen_types import v2024_11_05
 from tests.unit.runtime.auth.server.test_resource_server import (
     make_app,
     resource_server,

@@ -13,8 +13,8 @@ from typing import Any
 import httpx
 import pytest
 
-from mcp_codegen_runtime.app import App, Context
-from mcp_codegen_runtime.auth.server import Principal, ResourceServer, StaticVerifier
+from mcp_specgen_runtime.app import App, Context
+from mcp_specgen_runtime.auth.server import Principal, ResourceServer, StaticVerifier
 
 BASE_URL = "http://127.0.0.1:8000"
 RESOURCE = f"{BASE_URL}/mcp"
@@ -458,7 +458,7 @@ def test_the_app_without_auth_is_unrestricted() -> None:
 async def test_without_the_http_check_the_app_refuses_the_call_itself() -> None:
     """`http_app` given `auth` but no `required_scopes`: the request reaches
     the app, whose own check refuses it with -32602."""
-    from mcp_codegen_runtime.transports.http.server import http_app
+    from mcp_specgen_runtime.transports.http.server import http_app
 
     asgi = http_app(make_app().session(), auth=resource_server())
     transport = httpx.ASGITransport(asgi)
@@ -483,9 +483,9 @@ async def test_without_the_http_check_the_app_refuses_the_call_itself() -> None:
 
 
 def test_a_protected_http_app_protects_http_sse_too() -> None:
-    from mcp_codegen_runtime.auth.server.routes import MetadataRoutes
-    from mcp_codegen_runtime.transports.http.legacy_sse import LegacySseApp
-    from mcp_codegen_runtime.transports.http.server import McpHttpApp, http_app
+    from mcp_specgen_runtime.auth.server.routes import MetadataRoutes
+    from mcp_specgen_runtime.transports.http.legacy_sse import LegacySseApp
+    from mcp_specgen_runtime.transports.http.server import McpHttpApp, http_app
 
     app = make_app()
     auth = resource_server()
@@ -499,7 +499,7 @@ def test_a_protected_http_app_protects_http_sse_too() -> None:
 
 
 def test_authenticate_and_auth_are_exclusive() -> None:
-    from mcp_codegen_runtime.transports.http.server import McpHttpApp
+    from mcp_specgen_runtime.transports.http.server import McpHttpApp
 
     async def anyone(request: object) -> object:
         return "anyone"

@@ -10,16 +10,16 @@ from typing import Any
 import httpx
 import pytest
 
-from mcp_codegen_runtime.auth.server import (
+from mcp_specgen_runtime.auth.server import (
     IntrospectionVerifier,
     JwtVerifier,
     Principal,
     ResourceServer,
     StaticVerifier,
 )
-from mcp_codegen_runtime.auth.server.base import TokenVerifier
-from mcp_codegen_runtime.transports.http.auth import AuthChallenge, HttpRequest
-from mcp_codegen_runtime.transports.http.headers import HttpHeaders
+from mcp_specgen_runtime.auth.server.base import TokenVerifier
+from mcp_specgen_runtime.transports.http.auth import AuthChallenge, HttpRequest
+from mcp_specgen_runtime.transports.http.headers import HttpHeaders
 from tests.unit.runtime.auth.server.keys import ISSUER, JWKS_URI, RESOURCE, Issuer
 
 OTHER = "https://other.example/mcp"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from mcp_codegen_runtime.auth.server import Principal, StaticVerifier
+from mcp_specgen_runtime.auth.server import Principal, StaticVerifier
 
 
 @pytest.fixture

@@ -8,8 +8,8 @@ import anyio
 import anyio.lowlevel
 import pytest
 
-from mcp_codegen_runtime.codec.wire import to_builtins
-from mcp_codegen_runtime.protocol.client_requests import (
+from mcp_specgen_runtime.codec.wire import to_builtins
+from mcp_specgen_runtime.protocol.client_requests import (
     ClientExchange,
     InputRequired,
     request_client,
@@ -17,8 +17,8 @@ from mcp_codegen_runtime.protocol.client_requests import (
     reset_exchange,
     set_exchange,
 )
-from mcp_codegen_runtime.protocol.tasks import RunningTask, TaskManager
-from mcp_codegen_types import v2025_11_25, v2026_07_28
+from mcp_specgen_runtime.protocol.tasks import RunningTask, TaskManager
+from mcp_specgen_types import v2025_11_25, v2026_07_28
 
 LIMIT = 10.0
 RELATED = "io.modelcontextprotocol/related-task"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from mcp_codegen_runtime.protocol.tasks.ids import TASK_ID_BYTES, new_task_id
+from mcp_specgen_runtime.protocol.tasks.ids import TASK_ID_BYTES, new_task_id
 
 
 def test_ids_carry_at_least_128_bits_and_are_url_safe() -> None:

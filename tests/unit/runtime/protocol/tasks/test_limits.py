@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from mcp_codegen_runtime.errors import RpcError
-from mcp_codegen_runtime.protocol.tasks.limits import RATE_LIMITED, RateLimiter
+from mcp_specgen_runtime.errors import RpcError
+from mcp_specgen_runtime.protocol.tasks.limits import RATE_LIMITED, RateLimiter
 
 
 class Clock:

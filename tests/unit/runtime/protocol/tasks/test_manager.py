@@ -11,9 +11,9 @@ import anyio
 import anyio.lowlevel
 import pytest
 
-from mcp_codegen_runtime.errors import ErrorCode, RpcError
-from mcp_codegen_runtime.protocol.tasks import RATE_LIMITED, RunningTask, TaskManager
-from mcp_codegen_runtime.stores.tasks import MemoryTaskStore, TaskRecord
+from mcp_specgen_runtime.errors import ErrorCode, RpcError
+from mcp_specgen_runtime.protocol.tasks import RATE_LIMITED, RunningTask, TaskManager
+from mcp_specgen_runtime.stores.tasks import MemoryTaskStore, TaskRecord
 
 LIMIT = 10.0
 ERA = "2025-11-25"
@@ -529,7 +529,7 @@ async def test_the_purge_loop_deletes_expired_tasks_unasked() -> None:
 async def test_creation_and_outcome_are_logged_for_audit(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
-    caplog.set_level("INFO", logger="mcp_codegen_runtime.protocol.tasks.manager")
+    caplog.set_level("INFO", logger="mcp_specgen_runtime.protocol.tasks.manager")
     async with manager() as tasks:
         record = await tasks.start("owner-key", ERA, "tools/call", await done())
         await tasks.wait("owner-key", record.task_id)

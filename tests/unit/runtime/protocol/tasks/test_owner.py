@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
-from mcp_codegen_runtime.auth.server.principal import Principal
-from mcp_codegen_runtime.jsonrpc.serving import (
+from mcp_specgen_runtime.auth.server.principal import Principal
+from mcp_specgen_runtime.jsonrpc.serving import (
     RequestContext,
     enter_request,
     leave_request,
     reset_peer_address,
     set_peer_address,
 )
-from mcp_codegen_runtime.protocol.tasks.owner import (
+from mcp_specgen_runtime.protocol.tasks.owner import (
     limit_key,
     owner_of,
     principal_owner,

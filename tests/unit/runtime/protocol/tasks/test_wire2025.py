@@ -5,15 +5,15 @@ from __future__ import annotations
 import msgspec
 import pytest
 
-from mcp_codegen_runtime.codec.wire import decode
-from mcp_codegen_runtime.errors import InvalidParamsError
-from mcp_codegen_runtime.protocol.tasks.wire2025 import (
+from mcp_specgen_runtime.codec.wire import decode
+from mcp_specgen_runtime.errors import InvalidParamsError
+from mcp_specgen_runtime.protocol.tasks.wire2025 import (
     task_capability,
     task_json,
     task_params,
 )
-from mcp_codegen_runtime.stores.tasks import TaskRecord
-from mcp_codegen_types import v2025_11_25
+from mcp_specgen_runtime.stores.tasks import TaskRecord
+from mcp_specgen_types import v2025_11_25
 
 
 def test_a_task_fits_the_schema_with_iso_times_and_ttl_always_present() -> None:

@@ -17,16 +17,16 @@ from typing import Any
 import anyio
 import pytest
 
-from mcp_codegen_runtime.app import App, Context
-from mcp_codegen_runtime.app.context import elicit_params
-from mcp_codegen_runtime.errors import ErrorCode, RpcError
-from mcp_codegen_runtime.jsonrpc.connection import Connection
-from mcp_codegen_runtime.protocol.extensions import Extension
-from mcp_codegen_runtime.protocol.tasks import RATE_LIMITED
-from mcp_codegen_runtime.protocol.tasks.limits import RateLimiter
-from mcp_codegen_runtime.protocol.tasks.wire2026 import TASKS, detailed
-from mcp_codegen_runtime.stores.tasks import TaskRecord
-from mcp_codegen_runtime.transports import memory_pair
+from mcp_specgen_runtime.app import App, Context
+from mcp_specgen_runtime.app.context import elicit_params
+from mcp_specgen_runtime.errors import ErrorCode, RpcError
+from mcp_specgen_runtime.jsonrpc.connection import Connection
+from mcp_specgen_runtime.protocol.extensions import Extension
+from mcp_specgen_runtime.protocol.tasks import RATE_LIMITED
+from mcp_specgen_runtime.protocol.tasks.limits import RateLimiter
+from mcp_specgen_runtime.protocol.tasks.wire2026 import TASKS, detailed
+from mcp_specgen_runtime.stores.tasks import TaskRecord
+from mcp_specgen_runtime.transports import memory_pair
 
 LIMIT = 10.0
 NAME = {"type": "object", "properties": {"name": {"type": "string"}}}

@@ -18,9 +18,9 @@ import anyio
 import httpx
 import pytest
 
-from mcp_codegen_runtime.app import App
-from mcp_codegen_runtime.protocol.tasks.wire2026 import TASKS
-from mcp_codegen_runtime.transports.http.server import HttpRequest, McpHttpApp
+from mcp_specgen_runtime.app import App
+from mcp_specgen_runtime.protocol.tasks.wire2026 import TASKS
+from mcp_specgen_runtime.transports.http.server import HttpRequest, McpHttpApp
 
 LIMIT = 10.0
 MODERN = "2026-07-28"

@@ -12,7 +12,7 @@ import anyio
 import httpx
 import msgspec
 
-from mcp_codegen_runtime.transports.http.client import HttpClientTransport
+from mcp_specgen_runtime.transports.http.client import HttpClientTransport
 
 MockHandler = Callable[[httpx.Request], Awaitable[httpx.Response]]
 

@@ -8,7 +8,7 @@ from typing import Any
 import msgspec
 import pytest
 
-from mcp_codegen_runtime.transports.http.client_messages import (
+from mcp_specgen_runtime.transports.http.client_messages import (
     cancel_notice,
     describe,
     envelope_of,

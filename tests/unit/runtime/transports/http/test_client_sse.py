@@ -12,8 +12,8 @@ import httpx
 import msgspec
 import pytest
 
-from mcp_codegen_runtime.transports.http.client_messages import Post
-from mcp_codegen_runtime.transports.http.client_sse import StreamReader
+from mcp_specgen_runtime.transports.http.client_messages import Post
+from mcp_specgen_runtime.transports.http.client_sse import StreamReader
 from tests.unit.runtime.transports.http.http_mocks import answer_of, mocked, request
 
 

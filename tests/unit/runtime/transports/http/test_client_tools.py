@@ -8,12 +8,12 @@ from typing import Any
 import msgspec
 import pytest
 
-from mcp_codegen_runtime.transports.http.client_messages import (
+from mcp_specgen_runtime.transports.http.client_messages import (
     Post,
     describe,
     replies,
 )
-from mcp_codegen_runtime.transports.http.client_tools import ToolHeaders
+from mcp_specgen_runtime.transports.http.client_tools import ToolHeaders
 
 VERSION_KEY = "io.modelcontextprotocol/protocolVersion"
 MODERN = "2026-07-28"

@@ -21,11 +21,11 @@ import pytest
 import uvicorn
 
 from benchmarks.redis_server import RedisServer
-from mcp_codegen_runtime.app import App, Context
-from mcp_codegen_runtime.transports.http import SSEParser
-from mcp_codegen_runtime.transports.http.cluster import Cluster, Op
-from mcp_codegen_runtime.transports.http.relay import ABANDONED
-from mcp_codegen_runtime.transports.http.server import McpHttpApp
+from mcp_specgen_runtime.app import App, Context
+from mcp_specgen_runtime.transports.http import SSEParser
+from mcp_specgen_runtime.transports.http.cluster import Cluster, Op
+from mcp_specgen_runtime.transports.http.relay import ABANDONED
+from mcp_specgen_runtime.transports.http.server import McpHttpApp
 from tests.unit.runtime.transports.http.test_server import (
     BASE,
     LIMIT,
@@ -721,7 +721,7 @@ async def test_a_forwarded_request_is_authenticated_again_at_the_home(
 ) -> None:
     """Its handler sees the principal object, as at home; credentials that
     fail, or name another principal than the session's, are refused there."""
-    from mcp_codegen_runtime.transports.http.server import http_principal
+    from mcp_specgen_runtime.transports.http.server import http_principal
 
     def make(name: str) -> McpHttpApp:
         app = App(f"p-{name}", version="1")
@@ -775,7 +775,7 @@ async def test_leaving_with_a_frozen_redis_takes_one_bounded_wait(
     import signal
 
     from benchmarks.redis_server import ensure_redis_server
-    from mcp_codegen_runtime.transports.http.relay import CLOSE_TIMEOUT_S
+    from mcp_specgen_runtime.transports.http.relay import CLOSE_TIMEOUT_S
 
     assert CLOSE_TIMEOUT_S < LIMIT
     with RedisServer(ensure_redis_server()) as own:
@@ -860,7 +860,7 @@ async def test_a_post_the_live_home_does_not_take_is_answered_send_it_again(
 ) -> None:
     """The home, alive, does not read its inbox: the forwarder gives up after
     a bounded wait, and the home, reading it later, skips the op."""
-    from mcp_codegen_runtime.transports.http.relay import NOT_TAKEN
+    from mcp_specgen_runtime.transports.http.relay import NOT_TAKEN
 
     gates = Gates()
     async with instances(redis_server, redis_prefix, gates, 2) as (a, b):
@@ -883,7 +883,7 @@ async def test_the_heartbeat_and_inbox_survive_a_starved_request_pool(
 ) -> None:
     """Request traffic holding every connection of the instance's pool
     starves neither its heartbeat nor its inbox reader."""
-    from mcp_codegen_runtime.stores.redis_scripts import blocking
+    from mcp_specgen_runtime.stores.redis_scripts import blocking
 
     async with instances(redis_server, redis_prefix, Gates(), 2) as (a, b):
         session_id = await open_on(client, a.url)

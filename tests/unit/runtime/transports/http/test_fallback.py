@@ -12,17 +12,17 @@ import anyio
 import httpx
 import pytest
 
-from mcp_codegen_runtime.jsonrpc.connection import Connection
-from mcp_codegen_runtime.transports import memory_pair
-from mcp_codegen_runtime.transports.http.client import LegacyServerError, connect_http
-from mcp_codegen_types import v2025_11_25
+from mcp_specgen_runtime.jsonrpc.connection import Connection
+from mcp_specgen_runtime.transports import memory_pair
+from mcp_specgen_runtime.transports.http.client import LegacyServerError, connect_http
+from mcp_specgen_types import v2025_11_25
 from tests.unit.runtime.session_programs.echo_session import session
 from tests.unit.runtime.transports.http.http_mocks import mock_client
 
 LIMIT = 20.0
 """Seconds any one test may take."""
 CLIENT = {"name": "http-client-tests", "version": "0.0.1"}
-LEGACY_SSE_MODULE = "mcp_codegen_runtime.transports.http.legacy_sse"
+LEGACY_SSE_MODULE = "mcp_specgen_runtime.transports.http.legacy_sse"
 MODERN = "2026-07-28"
 
 

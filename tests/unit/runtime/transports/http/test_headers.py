@@ -16,9 +16,9 @@ from typing import Any
 
 import pytest
 
-from mcp_codegen_runtime.errors import ErrorCode, RpcError
-from mcp_codegen_runtime.protocol import session
-from mcp_codegen_runtime.transports.http import (
+from mcp_specgen_runtime.errors import ErrorCode, RpcError
+from mcp_specgen_runtime.protocol import session
+from mcp_specgen_runtime.transports.http import (
     DEFAULT_PROTOCOL_VERSION,
     HEADER_MISMATCH,
     UNSUPPORTED_PROTOCOL_VERSION,

@@ -31,25 +31,25 @@ import msgspec
 import pytest
 import uvicorn
 
-from mcp_codegen_runtime.codec.wire import convert
-from mcp_codegen_runtime.errors import (
+from mcp_specgen_runtime.codec.wire import convert
+from mcp_specgen_runtime.errors import (
     ErrorCode,
     NegotiationError,
     RequestTimeoutError,
     RpcError,
     TransportError,
 )
-from mcp_codegen_runtime.jsonrpc.connection import current_request
-from mcp_codegen_runtime.protocol.client import ClientSession
-from mcp_codegen_runtime.protocol.session import ServerSession
-from mcp_codegen_runtime.transports.http.client import (
+from mcp_specgen_runtime.jsonrpc.connection import current_request
+from mcp_specgen_runtime.protocol.client import ClientSession
+from mcp_specgen_runtime.protocol.session import ServerSession
+from mcp_specgen_runtime.transports.http.client import (
     HttpClientTransport,
     SessionExpiredError,
     connect_http,
 )
-from mcp_codegen_runtime.transports.http.legacy_sse import LegacySseApp
-from mcp_codegen_runtime.transports.http.server import McpHttpApp
-from mcp_codegen_types import v2025_11_25, v2026_07_28
+from mcp_specgen_runtime.transports.http.legacy_sse import LegacySseApp
+from mcp_specgen_runtime.transports.http.server import McpHttpApp
+from mcp_specgen_types import v2025_11_25, v2026_07_28
 from tests.unit.runtime.session_programs.echo_session import (
     HANDLERS,
     NAME,

@@ -23,33 +23,33 @@ import msgspec
 import pytest
 import uvicorn
 
-from mcp_codegen_runtime.errors import ErrorCode, RpcError, TransportError
-from mcp_codegen_runtime.jsonrpc.connection import Connection
-from mcp_codegen_runtime.protocol.client_requests import log_to_client, request_client
-from mcp_codegen_runtime.protocol.session import ServerSession
-from mcp_codegen_runtime.transports.http import (
+from mcp_specgen_runtime.errors import ErrorCode, RpcError, TransportError
+from mcp_specgen_runtime.jsonrpc.connection import Connection
+from mcp_specgen_runtime.protocol.client_requests import log_to_client, request_client
+from mcp_specgen_runtime.protocol.session import ServerSession
+from mcp_specgen_runtime.transports.http import (
     Event,
     EventTooLongError,
     SecurityPolicy,
     SSEParser,
     encode_event,
 )
-from mcp_codegen_runtime.transports.http.auth import (
+from mcp_specgen_runtime.transports.http.auth import (
     AuthChallenge,
     HttpAuth,
     HttpRequest,
 )
-from mcp_codegen_runtime.transports.http.legacy_sse import (
+from mcp_specgen_runtime.transports.http.legacy_sse import (
     LegacySseApp,
     LegacySseClientTransport,
     connect_legacy_sse,
 )
-from mcp_codegen_runtime.transports.http.server import (
+from mcp_specgen_runtime.transports.http.server import (
     DEFAULT_MAX_SESSIONS_PER_PRINCIPAL,
     McpHttpApp,
     http_app,
 )
-from mcp_codegen_types import v2024_11_05, v2025_11_25
+from mcp_specgen_types import v2024_11_05, v2025_11_25
 from tests.unit.runtime.session_programs.echo_session import (
     INSTRUCTIONS,
     NAME,

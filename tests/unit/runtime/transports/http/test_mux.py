@@ -10,7 +10,7 @@ from typing import Any
 import anyio
 import pytest
 
-from mcp_codegen_runtime.transports.http.mux import ResponseStream, SessionMux
+from mcp_specgen_runtime.transports.http.mux import ResponseStream, SessionMux
 
 RELATED = "io.modelcontextprotocol/related-task"
 

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from mcp_codegen_runtime.transports.http import (
+from mcp_specgen_runtime.transports.http import (
     MISSING_REQUIRED_CLIENT_CAPABILITY,
     Event,
     FallbackInitialize,
@@ -33,7 +33,7 @@ from mcp_codegen_runtime.transports.http import (
     client_refusal,
     legacy_endpoint,
 )
-from mcp_codegen_types import v2026_07_28
+from mcp_specgen_types import v2026_07_28
 from tests.conftest import SHARED_SCHEMAS
 
 EXAMPLES = SHARED_SCHEMAS / "2026-07-28" / "examples"

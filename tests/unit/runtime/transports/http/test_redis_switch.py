@@ -15,11 +15,11 @@ import httpx
 import pytest
 
 from benchmarks.redis_server import RedisServer, free_port
-from mcp_codegen_runtime.protocol.session import ServerSession
-from mcp_codegen_runtime.stores.redis_tasks import RedisTaskStore
-from mcp_codegen_runtime.transports.http import server as http_server
-from mcp_codegen_runtime.transports.http.cluster import Cluster
-from mcp_codegen_runtime.transports.http.server import McpHttpApp, http_app
+from mcp_specgen_runtime.protocol.session import ServerSession
+from mcp_specgen_runtime.stores.redis_tasks import RedisTaskStore
+from mcp_specgen_runtime.transports.http import server as http_server
+from mcp_specgen_runtime.transports.http.cluster import Cluster
+from mcp_specgen_runtime.transports.http.server import McpHttpApp, http_app
 from tests.unit.runtime.app.test_app_redis import lifespan
 from tests.unit.runtime.session_programs.echo_session import HANDLERS
 
@@ -129,7 +129,7 @@ async def test_without_redis_the_app_is_alone(
 
 
 def test_a_session_running_tasks_keeps_them_in_redis() -> None:
-    from mcp_codegen_runtime.protocol.tasks.manager import TaskManager
+    from mcp_specgen_runtime.protocol.tasks.manager import TaskManager
 
     tasks = TaskManager()
     session = ServerSession(
@@ -149,7 +149,7 @@ def test_serve_http_refuses_an_unreachable_redis_in_one_line() -> None:
     program = (
         "from tests.unit.runtime.transports.http.test_redis_switch import "
         "echo_session\n"
-        "from mcp_codegen_runtime.transports.http.server import serve_http\n"
+        "from mcp_specgen_runtime.transports.http.server import serve_http\n"
         f"serve_http(echo_session(), port={free_port()}, redis={url!r})\n"
     )
     done = subprocess.run(
@@ -188,7 +188,7 @@ def test_serve_workers_runs_a_factory_in_processes_sharing_redis(
 
     import uvicorn
 
-    from mcp_codegen_runtime.transports.http.workers import serve_workers
+    from mcp_specgen_runtime.transports.http.workers import serve_workers
 
     seen: list[tuple[Any, dict[str, Any]]] = []
     monkeypatch.setattr(uvicorn, "run", lambda app, **o: seen.append((app, o)))
@@ -215,7 +215,7 @@ def test_serve_workers_runs_a_factory_in_processes_sharing_redis(
 def test_a_cluster_leaves_out_http_sse_and_refuses_it_when_asked() -> None:
     """HTTP+SSE sessions cannot move between instances: not mounted with a
     cluster by default, refused when asked for."""
-    from mcp_codegen_runtime.transports.http.legacy_sse import LegacySseApp
+    from mcp_specgen_runtime.transports.http.legacy_sse import LegacySseApp
 
     alone = http_app(echo_session(), redis=None)
     assert isinstance(alone, LegacySseApp)
@@ -247,8 +247,8 @@ def test_serve_workers_passes_the_redis_prefix_to_the_workers(
 
     import uvicorn
 
-    from mcp_codegen_runtime.app import App
-    from mcp_codegen_runtime.transports.http.workers import serve_workers
+    from mcp_specgen_runtime.app import App
+    from mcp_specgen_runtime.transports.http.workers import serve_workers
 
     monkeypatch.setattr(uvicorn, "run", lambda app, **o: None)
     monkeypatch.setenv("MCP_REDIS_URL", "")

@@ -19,13 +19,13 @@ import anyio
 import httpx
 import pytest
 
-from mcp_codegen_runtime.jsonrpc.connection import current_request
-from mcp_codegen_runtime.protocol.session import ServerSession
-from mcp_codegen_runtime.stores.events import MemoryEventStore
-from mcp_codegen_runtime.transports.http import SSEParser
-from mcp_codegen_runtime.transports.http.client import connect_http
-from mcp_codegen_runtime.transports.http.server import McpHttpApp, close_sse_stream
-from mcp_codegen_types import v2025_03_26, v2025_11_25, v2026_07_28
+from mcp_specgen_runtime.jsonrpc.connection import current_request
+from mcp_specgen_runtime.protocol.session import ServerSession
+from mcp_specgen_runtime.stores.events import MemoryEventStore
+from mcp_specgen_runtime.transports.http import SSEParser
+from mcp_specgen_runtime.transports.http.client import connect_http
+from mcp_specgen_runtime.transports.http.server import McpHttpApp, close_sse_stream
+from mcp_specgen_types import v2025_03_26, v2025_11_25, v2026_07_28
 from tests.unit.runtime.transports.http.test_server import (
     BASE,
     LIMIT,

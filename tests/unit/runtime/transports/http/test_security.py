@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from mcp_codegen_runtime.transports.http import (
+from mcp_specgen_runtime.transports.http import (
     DEFAULT_MAX_BODY_SIZE,
     LOOPBACK_ORIGINS,
     HttpError,
@@ -21,7 +21,7 @@ from mcp_codegen_runtime.transports.http import (
     check_request,
     is_loopback,
 )
-from mcp_codegen_runtime.transports.http.security import DEFAULT_BODY_TIMEOUT_S
+from mcp_specgen_runtime.transports.http.security import DEFAULT_BODY_TIMEOUT_S
 
 LOCAL = SecurityPolicy.for_bind("127.0.0.1", 8000)
 BOTH = "application/json, text/event-stream"

@@ -32,25 +32,25 @@ import msgspec
 import pytest
 import uvicorn
 
-from mcp_codegen_runtime.codec.wire import convert
-from mcp_codegen_runtime.errors import ErrorCode, ProtocolError, RpcError
-from mcp_codegen_runtime.jsonrpc.connection import current_request
-from mcp_codegen_runtime.protocol.client_requests import request_client
-from mcp_codegen_runtime.protocol.session import ServerSession
-from mcp_codegen_runtime.transports.http import (
+from mcp_specgen_runtime.codec.wire import convert
+from mcp_specgen_runtime.errors import ErrorCode, ProtocolError, RpcError
+from mcp_specgen_runtime.jsonrpc.connection import current_request
+from mcp_specgen_runtime.protocol.client_requests import request_client
+from mcp_specgen_runtime.protocol.session import ServerSession
+from mcp_specgen_runtime.transports.http import (
     HEADER_MISMATCH,
     UNSUPPORTED_PROTOCOL_VERSION,
     SecurityPolicy,
     SSEParser,
     is_valid_session_id,
 )
-from mcp_codegen_runtime.transports.http.server import (
+from mcp_specgen_runtime.transports.http.server import (
     HttpRequest,
     McpHttpApp,
     http_app,
     http_principal,
 )
-from mcp_codegen_types import v2025_11_25, v2026_07_28
+from mcp_specgen_types import v2025_11_25, v2026_07_28
 from tests.unit.runtime.session_programs.echo_session import session as echo_session
 
 LIMIT = 10.0
@@ -316,7 +316,7 @@ class ErrorLog(logging.Handler):
 @pytest.fixture(autouse=True)
 def no_errors_logged() -> Iterator[None]:
     log = ErrorLog()
-    loggers = [logging.getLogger(name) for name in ("uvicorn", "mcp_codegen_runtime")]
+    loggers = [logging.getLogger(name) for name in ("uvicorn", "mcp_specgen_runtime")]
     for logger in loggers:
         logger.addHandler(log)
     try:

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from mcp_codegen_runtime.errors import McpError
-from mcp_codegen_runtime.transports.http import (
+from mcp_specgen_runtime.errors import McpError
+from mcp_specgen_runtime.transports.http import (
     DEFAULT_IDLE_TIMEOUT_S,
     DEFAULT_MAX_SESSIONS,
     MAX_SESSION_ID_LENGTH,
@@ -383,7 +383,7 @@ def test_adopt_registers_a_session_under_an_id_given_elsewhere() -> None:
 
 
 def test_first_request_ids_are_random_and_stay_exact_in_javascript() -> None:
-    from mcp_codegen_runtime.transports.http.sessions import (
+    from mcp_specgen_runtime.transports.http.sessions import (
         FIRST_REQUEST_IDS,
         first_request_id,
     )

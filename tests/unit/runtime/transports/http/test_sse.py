@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from mcp_codegen_runtime.errors import MessageTooLargeError
-from mcp_codegen_runtime.transports.http import (
+from mcp_specgen_runtime.errors import MessageTooLargeError
+from mcp_specgen_runtime.transports.http import (
     DEFAULT_MAX_EVENT_SIZE,
     Event,
     EventTooLongError,

@@ -6,8 +6,8 @@ from __future__ import annotations
 import httpx
 import pytest
 
-from mcp_codegen_runtime.transports.http.server import McpHttpApp, http_app
-from mcp_codegen_types import v2025_11_25
+from mcp_specgen_runtime.transports.http.server import McpHttpApp, http_app
+from mcp_specgen_types import v2025_11_25
 from tests.unit.runtime.session_programs.echo_session import session as echo_session
 from tests.unit.runtime.transports.http.test_server import (
     LEGACY,
@@ -131,8 +131,8 @@ async def test_stateless_mode_keeps_no_event_store() -> None:
 
 
 async def test_our_client_works_against_a_stateless_server() -> None:
-    from mcp_codegen_runtime.protocol.client import ClientSession
-    from mcp_codegen_runtime.transports.http.client import HttpClientTransport
+    from mcp_specgen_runtime.protocol.client import ClientSession
+    from mcp_specgen_runtime.transports.http.client import HttpClientTransport
 
     app = make_app(stateless=True)
     transport = httpx.ASGITransport(app)

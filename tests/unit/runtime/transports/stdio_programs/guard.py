@@ -15,7 +15,7 @@ import sys
 import anyio
 import anyio.to_thread
 
-from mcp_codegen_runtime.transports.stdio import stdio_server
+from mcp_specgen_runtime.transports.stdio import stdio_server
 
 
 def child(code: str) -> list[str]:

@@ -16,10 +16,10 @@ import sys
 import anyio
 import anyio.to_thread
 
-from mcp_codegen_runtime.jsonrpc.connection import Connection
-from mcp_codegen_runtime.jsonrpc.dispatch import Dispatcher
-from mcp_codegen_runtime.transports.stdio import DEFAULT_MAX_LINE_LENGTH, stdio_server
-from mcp_codegen_types import v2025_11_25 as rev
+from mcp_specgen_runtime.jsonrpc.connection import Connection
+from mcp_specgen_runtime.jsonrpc.dispatch import Dispatcher
+from mcp_specgen_runtime.transports.stdio import DEFAULT_MAX_LINE_LENGTH, stdio_server
+from mcp_specgen_types import v2025_11_25 as rev
 
 
 class Server(rev.ServerHandlers):

@@ -1,5 +1,0 @@
-"""`python -m mcp_codegen` runs the command line."""
-
-from .cli import main
-
-main()

@@ -1,0 +1,5 @@
+"""`python -m mcp_specgen` runs the command line."""
+
+from .cli import main
+
+main()

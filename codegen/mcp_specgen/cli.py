@@ -1,0 +1,213 @@
+"""The `mcp-codegen` command line. Argument handling only; the work is elsewhere."""
+
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+
+import click
+
+import mcp_specgen_types
+
+from . import __version__
+from .diff_report import FORMATS
+from .errors import CodegenError
+from .generate import compare, render_all, write
+from .manifest import load_manifest
+from .revdiff import load_diff
+from .scaffold import create_project
+from .sync import SOURCE_ENV, sync
+
+schema_option = click.option(
+    "--schema-dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=Path("schema"),
+    show_default=True,
+    help="Folder holding manifest.toml and the synced schemas.",
+)
+out_option = click.option(
+    "--out",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=Path("generated"),
+    show_default=True,
+    help="Folder the generated package is written to.",
+)
+
+
+@click.group()
+@click.version_option(__version__, prog_name="mcp-codegen")
+def main() -> None:
+    """Generate exact, versioned msgspec types from the MCP JSON Schema."""
+
+
+@main.group()
+def schema() -> None:
+    """Manage the pinned schema revisions."""
+
+
+@schema.command("sync")
+@click.argument("revisions", nargs=-1)
+@schema_option
+@click.option(
+    "--from",
+    "source",
+    type=click.Path(exists=True, file_okay=False, path_type=Path),
+    help="Local folder laid out as <rev>/schema.json "
+    f"(default: ${SOURCE_ENV}, else upstream).",
+)
+@click.option(
+    "--accept-new-hash", is_flag=True, help="Record the hash of a changed schema."
+)
+def schema_sync(
+    revisions: tuple[str, ...],
+    schema_dir: Path,
+    source: Path | None,
+    accept_new_hash: bool,
+) -> None:
+    """Fetch REVISIONS (default: all) into SCHEMA_DIR/<rev>/schema.json."""
+    with _reporting():
+        manifest = load_manifest(schema_dir)
+        _, results = sync(
+            manifest,
+            schema_dir,
+            manifest.select(revisions),
+            source_dir=source,
+            accept_new_hash=accept_new_hash,
+        )
+        for result in results:
+            note = (
+                " (new hash recorded in the manifest)"
+                if result.accepted_new_hash
+                else ""
+            )
+            click.echo(
+                f"{result.revision}: sha256 {result.sha256} from {result.source}{note}"
+            )
+
+
+@schema.command("pin")
+@click.argument("revisions", nargs=-1, required=True)
+@schema_option
+@click.option(
+    "--from",
+    "source",
+    type=click.Path(exists=True, file_okay=False, path_type=Path),
+    help="Local folder laid out as <rev>/schema.json "
+    f"(default: ${SOURCE_ENV}, else the revision's url).",
+)
+def schema_pin(
+    revisions: tuple[str, ...], schema_dir: Path, source: Path | None
+) -> None:
+    """Fetch REVISIONS and record their files' sha256 in the manifest."""
+    with _reporting():
+        manifest = load_manifest(schema_dir)
+        _, results = sync(
+            manifest,
+            schema_dir,
+            manifest.select(revisions),
+            source_dir=source,
+            accept_new_hash=True,
+        )
+        for result in results:
+            click.echo(
+                f"{result.revision}: pinned sha256 {result.sha256} from {result.source}"
+            )
+
+
+@main.command()
+@schema_option
+@out_option
+def generate(schema_dir: Path, out: Path) -> None:
+    """Generate the types package for every pinned revision."""
+    with _reporting():
+        started = time.perf_counter()
+        files = render_all(load_manifest(schema_dir), schema_dir)
+        changed = write(files, out)
+        elapsed = time.perf_counter() - started
+        click.echo(f"{len(files)} files, {len(changed)} changed, in {elapsed:.2f} s")
+
+
+@main.command()
+@schema_option
+@out_option
+def check(schema_dir: Path, out: Path) -> None:
+    """Fail (exit 1, with a diff) if the generated package is stale."""
+    with _reporting():
+        differences = compare(render_all(load_manifest(schema_dir), schema_dir), out)
+        for difference in differences:
+            click.echo(difference.diff, nl=False)
+        if differences:
+            click.echo(
+                f"{len(differences)} generated file(s) out of date; "
+                "run `mcp-codegen generate`",
+                err=True,
+            )
+            sys.exit(1)
+        click.echo("generated code is up to date")
+
+
+@main.command()
+@click.argument("a")
+@click.argument("b")
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(list(FORMATS)),
+    default="text",
+    show_default=True,
+    help="Report format.",
+)
+@schema_option
+def diff(a: str, b: str, fmt: str, schema_dir: Path) -> None:
+    """Show what changed from revision A to revision B."""
+    with _reporting():
+        click.echo(FORMATS[fmt](load_diff(schema_dir, a, b)), nl=False)
+
+
+@main.command()
+@click.argument("name")
+@click.option(
+    "--dir",
+    "directory",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=Path("."),
+    show_default=True,
+    help="Folder the project folder NAME is created in.",
+)
+@click.option(
+    "--revision",
+    default=mcp_specgen_types.LATEST_VERSION,
+    show_default=True,
+    help="Newest protocol revision the server speaks (it speaks every known "
+    f"one up to it): one of {', '.join(mcp_specgen_types.KNOWN_VERSIONS)}.",
+)
+@click.option(
+    "--auth",
+    is_flag=True,
+    help="Protect the HTTP server with OAuth (JWT access tokens from an "
+    "issuer set by flags or MCP_ISSUER_URL, MCP_RESOURCE_URL, "
+    "MCP_REQUIRED_SCOPES).",
+)
+def new(name: str, directory: Path, revision: str, auth: bool) -> None:
+    """Create a ready MCP server project in DIR/NAME."""
+    with _reporting():
+        target = create_project(name, directory, revision, auth=auth)
+        package = name.replace("-", "_")
+        click.echo(f"created {target}")
+        click.echo(
+            f"next: cd {target} && pip install -e '.[test]' && pytest; "
+            f"serve with `python -m {package}` (stdio) or add --http"
+        )
+
+
+class _reporting:
+    """Turn generator errors into a message and exit status 1."""
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, kind: object, error: BaseException | None, tb: object) -> None:
+        if isinstance(error, CodegenError):
+            click.echo(f"error: {error}", err=True)
+            sys.exit(1)
