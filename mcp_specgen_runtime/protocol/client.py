@@ -602,19 +602,27 @@ class ClientSession:
         return found
 
     def _outgoing(self, params: Any, spec: Any, convert: bool) -> Any:
-        if params is not None and convert and spec.params is not None:
-            fill = {"_meta": self._envelope} if self.era == "modern" else None
-            plain = _without_envelope(to_builtins(params))
-            params = fit(
-                plain, spec.params, label=f"{spec.name} params", fill=fill
-            ).value
+        """`params` as the negotiated revision sends them: converted when
+        written against another revision, and enveloped on a modern wire."""
+        fits = params is not None and convert and spec.params is not None
         if self.era != "modern":
-            return params
+            if not fits:
+                return params
+            plain = _without_envelope(to_builtins(params))
+            return fit(plain, spec.params, label=f"{spec.name} params").value
         body: dict[str, Any] = to_builtins(params) if params is not None else {}
-        meta: Any = body.get("_meta")
-        if not isinstance(meta, dict):
-            body["_meta"] = self._envelope
+        body["_meta"] = self._enveloped(body.get("_meta"))
+        if not fits:
             return body
+        # Fitted with its envelope: a `_meta` of the caller's own (a progress
+        # token) must not stand for the envelope the revision requires.
+        fitted = fit(body, spec.params, label=f"{spec.name} params").value
+        return to_builtins(fitted)  # input rounds edit it as a JSON object
+
+    def _enveloped(self, meta: Any) -> dict[str, Any]:
+        """A request's `_meta` with the session's envelope merged in."""
+        if not isinstance(meta, dict):
+            return self._envelope
         own = typing.cast("dict[str, Any]", meta)
         merged: dict[str, Any] = {**own, **self._envelope}
         asked: Any = own.get(META_CLIENT_CAPABILITIES)
@@ -624,8 +632,7 @@ class ClientSession:
                 self._envelope.get(META_CLIENT_CAPABILITIES) or {},
                 typing.cast("dict[str, Any]", asked),
             )
-        body["_meta"] = merged
-        return body
+        return merged
 
     def _incoming(self, result: Any, result_type: Any, convert: bool) -> Any:
         if not convert:
