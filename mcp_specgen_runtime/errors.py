@@ -3,6 +3,7 @@
     McpError
     ├── ProtocolError      a peer broke the protocol (bad envelope, wrong version...)
     │   └── NegotiationError  no protocol version both sides speak
+    │       └── DiscoveryError  `server/discover` failed, and no fallback helped
     ├── CapabilityError    the peer did not declare the capability a request needs
     ├── TransportError     the connection failed or closed
     │   └── MessageTooLargeError  one message over the transport's limit (skipped)
@@ -22,6 +23,7 @@ from typing import Any
 
 __all__ = [
     "CapabilityError",
+    "DiscoveryError",
     "ErrorCode",
     "InvalidParamsError",
     "McpError",
@@ -55,6 +57,36 @@ class ProtocolError(McpError):
 
 class NegotiationError(ProtocolError):
     """The peers share no protocol version (or the peer answered one not offered)."""
+
+
+class DiscoveryError(NegotiationError):
+    """`server/discover` failed with an error that is no version mismatch
+    (say -32603: the server could not build its result), and the
+    `initialize` fallback settled no version either. The server's error is
+    the `__cause__`.
+
+    Attributes:
+        version: the protocol version the probe named.
+        error: the server's error answering `server/discover` (code,
+            message, data).
+        fallback: why the `initialize` fallback failed (None: the client
+            allows no legacy version, so none was tried).
+    """
+
+    def __init__(
+        self, version: str, error: RpcError, fallback: McpError | None = None
+    ) -> None:
+        told = f"server/discover at {version} failed: {error}"
+        if error.data is not None:
+            told += f", data: {error.data!r}"
+        if fallback is None:
+            told += "; the client allows no legacy version to fall back to"
+        else:
+            told += f"; the initialize fallback failed too: {fallback}"
+        super().__init__(told)
+        self.version = version
+        self.error = error
+        self.fallback = fallback
 
 
 class CapabilityError(McpError):

@@ -58,6 +58,8 @@ from mcp_specgen_runtime.codec.conversion import fit
 from mcp_specgen_runtime.codec.wire import decode, to_builtins
 from mcp_specgen_runtime.errors import (
     CapabilityError,
+    DiscoveryError,
+    ErrorCode,
     McpError,
     MessageTooLargeError,
     MethodNotFoundError,
@@ -109,6 +111,17 @@ DEFAULT_REQUEST_TIMEOUT = 60.0
 TypeScript SDK's default), so a lost answer fails the call, never hangs it."""
 MAX_INPUT_ROUNDS = 16
 
+_LEGACY_REFUSALS = frozenset(
+    {
+        ErrorCode.PARSE_ERROR,
+        ErrorCode.INVALID_REQUEST,
+        ErrorCode.METHOD_NOT_FOUND,
+        ErrorCode.INVALID_PARAMS,
+    }
+)
+"""Codes a legacy server may answer the unknown `server/discover` with; any
+other error is the probe failing on a server that may be modern."""
+
 _SERVER_CAPABILITY = {
     "tools": "tools",
     "prompts": "prompts",
@@ -134,6 +147,15 @@ class _ReportsExit(Protocol):
     def returncode(self) -> int | None: ...
 
     async def exit_report(self, *, wait: float = ...) -> str: ...
+
+
+@dataclass(frozen=True)
+class _ProbeFailure:
+    """`server/discover` at `version` failed with `error`, which no legacy
+    server answers an unknown method with."""
+
+    version: str
+    error: RpcError
 
 
 @dataclass
@@ -276,9 +298,12 @@ class ClientSession:
 
         Raises:
             NegotiationError: no version both sides speak.
+            DiscoveryError: `server/discover` failed (not as a legacy server
+                refuses it) and the `initialize` fallback did not help.
             TransportError: the connection closed meanwhile.
         """
         cached = self._cached()
+        failure: _ProbeFailure | None = None
         if self.modern_versions and (
             cached is None or cached[0] in self.modern_versions
         ):
@@ -289,14 +314,26 @@ class ClientSession:
                 )
                 return
             start = cached[0] if cached is not None else self.modern_versions[-1]
-            if await self._probe(start):
+            probed = await self._probe(start)
+            if probed is True:
                 return
+            if isinstance(probed, _ProbeFailure):
+                failure = probed
         if not self.legacy_versions:
+            if failure is not None:
+                raise DiscoveryError(failure.version, failure.error) from failure.error
             raise NegotiationError(
                 "the server speaks none of the modern versions "
                 f"{list(self.modern_versions)} and the client allows no legacy one"
             )
-        await self._initialize()
+        try:
+            await self._initialize()
+        except (NegotiationError, RpcError) as exc:
+            if failure is None:
+                raise
+            # The fallback's failure is a consequence: the discover error
+            # is what went wrong (a modern server refuses initialize).
+            raise DiscoveryError(failure.version, failure.error, exc) from failure.error
 
     def _cached(self) -> tuple[str, bytes | None] | None:
         if self._cache is None or self._cache_key is None:
@@ -306,16 +343,20 @@ class ClientSession:
             return None
         return found
 
-    async def _probe(self, version: str) -> bool:
-        """Settle a modern version with `server/discover`, starting at `version`;
-        False to fall back to `initialize`."""
+    async def _probe(self, version: str) -> bool | _ProbeFailure:
+        """Settle a modern version with `server/discover`, starting at `version`
+        (True); else fall back to `initialize` (False, or why the probe
+        failed when no legacy server would answer so)."""
         for _ in range(2):
             try:
                 raw = await self._discover(version)
             except RpcError as exc:
                 offered = _supported(exc)
                 if exc.code != UNSUPPORTED_PROTOCOL_VERSION or offered is None:
-                    return False
+                    if exc.code in _LEGACY_REFUSALS:
+                        return False
+                    logger.info("server/discover failed: %s", exc)
+                    return _ProbeFailure(version, exc)
                 version = self._pick(offered)
                 continue
             except RequestTimeoutError:

@@ -14,9 +14,9 @@ from mcp_specgen_runtime.app import App, Context
 STEPS = 3
 
 
-def make_app(versions: Sequence[str]) -> App:
-    """The app, serving only `versions`."""
-    app = App("progress", version="1.0.0", versions=list(versions))
+def make_app(versions: Sequence[str], kind: type[App] = App) -> App:
+    """The app (a `kind`), serving only `versions`."""
+    app = kind("progress", version="1.0.0", versions=list(versions))
 
     @app.tool()
     async def count(steps: int, ctx: Context) -> str:

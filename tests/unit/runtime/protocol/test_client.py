@@ -19,6 +19,7 @@ import pytest
 
 from mcp_specgen_runtime.errors import (
     CapabilityError,
+    DiscoveryError,
     ErrorCode,
     McpError,
     MethodNotFoundError,
@@ -163,12 +164,84 @@ async def test_a_discover_answer_that_is_no_discover_result_falls_back(
 
 @pytest.mark.anyio
 async def test_no_common_version_is_a_negotiation_error() -> None:
-    with pytest.raises(NegotiationError, match="allows \\['2024-11-05'\\]"):
+    with pytest.raises(NegotiationError, match="allows \\['2024-11-05'\\]") as caught:
         async with client_of(session().handler(), versions=["2024-11-05"]):
             pass
-    with pytest.raises(NegotiationError, match="modern versions"):
+    assert not isinstance(caught.value, DiscoveryError)
+    with pytest.raises(NegotiationError, match="modern versions") as caught:
         async with client_of(session("2025-11-25").handler(), versions=["draft"]):
             pass
+    assert not isinstance(caught.value, DiscoveryError)
+
+
+def failing_discover(served: ServerSession) -> Handler:
+    """`served`'s handler, except that `server/discover` fails with -32603."""
+    inner = served.handler()
+
+    async def handler(method: str, params: bytes | None) -> bytes | None:
+        if method == "server/discover":
+            raise RpcError(ErrorCode.INTERNAL_ERROR, "no result", {"why": "resultType"})
+        return await inner(method, params)
+
+    return handler
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize(
+    "versions", [None, ["2025-11-25", "2026-07-28"], ["2026-07-28"]]
+)
+async def test_a_failed_discover_is_told_with_the_servers_error(
+    versions: list[str] | None,
+) -> None:
+    """A modern server failing `server/discover` (-32603) refuses the
+    `initialize` fallback: the error says discovery failed and carries the
+    server's error, not a version mismatch."""
+    handler = failing_discover(session("2026-07-28"))
+    with pytest.raises(DiscoveryError) as caught:
+        async with client_of(handler, versions=versions):
+            pass
+    error = caught.value
+    assert error.version == "2026-07-28"
+    assert error.__cause__ is error.error
+    assert (error.error.code, error.error.message, error.error.data) == (
+        -32603,
+        "no result",
+        {"why": "resultType"},
+    )
+    told = str(error)
+    assert told.startswith("server/discover at 2026-07-28 failed: no result (-32603)")
+    assert "resultType" in told
+    if versions == ["2026-07-28"]:
+        assert error.fallback is None
+        assert "allows no legacy version" in told
+    else:
+        assert isinstance(error.fallback, NegotiationError)
+        assert "initialize fallback failed too" in told
+
+
+@pytest.mark.anyio
+async def test_a_legacy_server_failing_discover_is_still_a_legacy_server() -> None:
+    handler = failing_discover(session("2025-11-25"))
+    async with client_of(handler) as client:
+        assert (client.protocol_version, client.era) == ("2025-11-25", "legacy")
+
+
+@pytest.mark.anyio
+async def test_a_legacy_refusal_of_discover_keeps_the_mismatch_plain() -> None:
+    """-32601 to `server/discover` is how a legacy server says it is one: a
+    version mismatch after it is no discovery failure."""
+    legacy = session("2025-11-25").handler()
+
+    async def handler(method: str, params: bytes | None) -> bytes | None:
+        if method == "server/discover":
+            raise MethodNotFoundError(method)
+        return await legacy(method, params)
+
+    with pytest.raises(NegotiationError) as caught:
+        async with client_of(handler, versions=["2024-11-05", "2026-07-28"]):
+            pass
+    assert not isinstance(caught.value, DiscoveryError)
+    assert "the client allows ['2024-11-05']" in str(caught.value)
 
 
 @pytest.mark.anyio
