@@ -17,6 +17,7 @@ import anyio
 import msgspec
 import pytest
 
+import mcp_specgen_types
 from mcp_specgen_runtime.errors import (
     CapabilityError,
     DiscoveryError,
@@ -201,7 +202,9 @@ async def test_a_failed_discover_is_told_with_the_servers_error(
         async with client_of(handler, versions=versions):
             pass
     error = caught.value
-    assert error.version == "2026-07-28"
+    # The probe's version: the newest the client allows.
+    probed = versions[-1] if versions else mcp_specgen_types.LATEST_VERSION
+    assert error.version == probed
     assert error.__cause__ is error.error
     assert (error.error.code, error.error.message, error.error.data) == (
         -32603,
@@ -209,7 +212,7 @@ async def test_a_failed_discover_is_told_with_the_servers_error(
         {"why": "resultType"},
     )
     told = str(error)
-    assert told.startswith("server/discover at 2026-07-28 failed: no result (-32603)")
+    assert told.startswith(f"server/discover at {probed} failed: no result (-32603)")
     assert "resultType" in told
     if versions == ["2026-07-28"]:
         assert error.fallback is None

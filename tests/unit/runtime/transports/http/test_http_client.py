@@ -31,6 +31,7 @@ import msgspec
 import pytest
 import uvicorn
 
+import mcp_specgen_types
 from mcp_specgen_runtime.codec.wire import convert
 from mcp_specgen_runtime.errors import (
     ErrorCode,
@@ -40,6 +41,7 @@ from mcp_specgen_runtime.errors import (
     TransportError,
 )
 from mcp_specgen_runtime.jsonrpc.connection import current_request
+from mcp_specgen_runtime.jsonrpc.dispatch import is_legacy, package_in
 from mcp_specgen_runtime.protocol.client import ClientSession
 from mcp_specgen_runtime.protocol.session import ServerSession
 from mcp_specgen_runtime.transports.http.client import (
@@ -69,6 +71,14 @@ LIMIT = 20.0
 CLIENT = {"name": "http-client-tests", "version": "0.0.1"}
 LEGACY = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
 MODERN = "2026-07-28"
+"""The modern revision the test server speaks (its handlers are written in it)."""
+NEWEST_MODERN = [
+    v
+    for v in mcp_specgen_types.KNOWN_VERSIONS
+    if v != "draft" and not is_legacy(package_in(mcp_specgen_types.MODULES, v))
+][-1]
+"""The revision a client offering every dated one probes first (the newest
+generated: MODERN today, a later one once pinned)."""
 SESSION_HEADER = "mcp-session-id"
 VERSION_HEADER = "mcp-protocol-version"
 
@@ -419,10 +429,17 @@ async def test_modern_negotiation_and_calls_carry_the_2026_headers(
             )
             assert texts(legacy) == ["x"]
     assert recorder.methods() == ["POST"] * len(recorder.sent)  # no GET, no DELETE
+    # The probe offers the client's newest revision; a server speaking an
+    # older one refuses it (-32022) and the probe goes again at MODERN.
+    probes = recorder.posts("server/discover")
+    assert probes[0].headers[VERSION_HEADER] == NEWEST_MODERN
+    assert probes[-1].headers[VERSION_HEADER] == MODERN
+    assert len(probes) == (1 if NEWEST_MODERN == MODERN else 2)
     for sent in recorder.sent:
         assert SESSION_HEADER not in sent.headers
-        assert sent.headers[VERSION_HEADER] == MODERN
         assert sent.headers["mcp-method"] == sent.rpc_method
+        if sent is not probes[0]:
+            assert sent.headers[VERSION_HEADER] == MODERN
     calls = recorder.posts("tools/call")
     assert [c.headers["mcp-name"] for c in calls] == ["echo", "echo"]
     assert "mcp-name" not in recorder.posts("tools/list")[0].headers
