@@ -1,3 +1,5 @@
 """mcp-codegen: generate exact, versioned msgspec types from the MCP JSON Schema."""
 
-__version__ = "0.1.0"
+from mcp_specgen_runtime._version import __version__
+
+__all__ = ["__version__"]

@@ -12,26 +12,49 @@ import mcp_specgen_types
 
 from . import __version__
 from .diff_report import FORMATS
+from .emit import PACKAGE
 from .errors import CodegenError
 from .generate import compare, render_all, write
-from .manifest import load_manifest
+from .manifest import read_manifest
+from .places import CACHE_ENV, locate
 from .revdiff import load_diff
 from .scaffold import create_project
 from .sync import SOURCE_ENV, sync
 
+manifest_option = click.option(
+    "--manifest",
+    type=click.Path(dir_okay=False, exists=True, path_type=Path),
+    default=None,
+    help="The schema manifest (its folder holds overrides/ and extensions/). "
+    "Default: schema/manifest.toml here or in the nearest parent folder, "
+    "else the one shipped with mcp-specgen.",
+)
 schema_option = click.option(
     "--schema-dir",
     type=click.Path(file_okay=False, path_type=Path),
-    default=Path("schema"),
-    show_default=True,
-    help="Folder holding manifest.toml and the synced schemas.",
+    default=None,
+    help="Folder of the synced schemas (<rev>/schema.json); one holding a "
+    "manifest.toml is a project's schema folder. Default: the manifest's "
+    f"folder, or the user cache (${CACHE_ENV}) for the shipped manifest.",
 )
 out_option = click.option(
     "--out",
     type=click.Path(file_okay=False, path_type=Path),
-    default=Path("generated"),
+    default=None,
+    help="Folder the package folder is written into. Default: generated/ "
+    "beside the project's schema/ folder.",
+)
+package_option = click.option(
+    "--package",
+    default=PACKAGE,
     show_default=True,
-    help="Folder the generated package is written to.",
+    help="Import name of the generated package (written to OUT/PACKAGE).",
+)
+revision_option = click.option(
+    "--revision",
+    "revisions",
+    multiple=True,
+    help="A revision to generate (repeat for more; default: every pinned one).",
 )
 
 
@@ -48,6 +71,7 @@ def schema() -> None:
 
 @schema.command("sync")
 @click.argument("revisions", nargs=-1)
+@manifest_option
 @schema_option
 @click.option(
     "--from",
@@ -61,17 +85,21 @@ def schema() -> None:
 )
 def schema_sync(
     revisions: tuple[str, ...],
-    schema_dir: Path,
+    manifest: Path | None,
+    schema_dir: Path | None,
     source: Path | None,
     accept_new_hash: bool,
 ) -> None:
     """Fetch REVISIONS (default: all) into SCHEMA_DIR/<rev>/schema.json."""
     with _reporting():
-        manifest = load_manifest(schema_dir)
+        places = locate(manifest, schema_dir)
+        if accept_new_hash:
+            places.refuse_changes()
+        pins = read_manifest(places.manifest)
         _, results = sync(
-            manifest,
-            schema_dir,
-            manifest.select(revisions),
+            pins,
+            places.schema_dir,
+            pins.select(revisions),
             source_dir=source,
             accept_new_hash=accept_new_hash,
         )
@@ -88,6 +116,7 @@ def schema_sync(
 
 @schema.command("pin")
 @click.argument("revisions", nargs=-1, required=True)
+@manifest_option
 @schema_option
 @click.option(
     "--from",
@@ -97,15 +126,20 @@ def schema_sync(
     f"(default: ${SOURCE_ENV}, else the revision's url).",
 )
 def schema_pin(
-    revisions: tuple[str, ...], schema_dir: Path, source: Path | None
+    revisions: tuple[str, ...],
+    manifest: Path | None,
+    schema_dir: Path | None,
+    source: Path | None,
 ) -> None:
     """Fetch REVISIONS and record their files' sha256 in the manifest."""
     with _reporting():
-        manifest = load_manifest(schema_dir)
+        places = locate(manifest, schema_dir)
+        places.refuse_changes()
+        pins = read_manifest(places.manifest)
         _, results = sync(
-            manifest,
-            schema_dir,
-            manifest.select(revisions),
+            pins,
+            places.schema_dir,
+            pins.select(revisions),
             source_dir=source,
             accept_new_hash=True,
         )
@@ -116,25 +150,58 @@ def schema_pin(
 
 
 @main.command()
+@manifest_option
 @schema_option
 @out_option
-def generate(schema_dir: Path, out: Path) -> None:
-    """Generate the types package for every pinned revision."""
+@package_option
+@revision_option
+def generate(
+    manifest: Path | None,
+    schema_dir: Path | None,
+    out: Path | None,
+    package: str,
+    revisions: tuple[str, ...],
+) -> None:
+    """Generate the types package (OUT/PACKAGE) for the pinned revisions."""
     with _reporting():
         started = time.perf_counter()
-        files = render_all(load_manifest(schema_dir), schema_dir)
-        changed = write(files, out)
+        places = locate(manifest, schema_dir)
+        target = places.out_dir(out)
+        files = render_all(
+            read_manifest(places.manifest),
+            places.schema_dir,
+            package=package,
+            revisions=revisions,
+        )
+        changed = write(files, target, package)
         elapsed = time.perf_counter() - started
         click.echo(f"{len(files)} files, {len(changed)} changed, in {elapsed:.2f} s")
 
 
 @main.command()
+@manifest_option
 @schema_option
 @out_option
-def check(schema_dir: Path, out: Path) -> None:
+@package_option
+@revision_option
+def check(
+    manifest: Path | None,
+    schema_dir: Path | None,
+    out: Path | None,
+    package: str,
+    revisions: tuple[str, ...],
+) -> None:
     """Fail (exit 1, with a diff) if the generated package is stale."""
     with _reporting():
-        differences = compare(render_all(load_manifest(schema_dir), schema_dir), out)
+        places = locate(manifest, schema_dir)
+        target = places.out_dir(out)
+        files = render_all(
+            read_manifest(places.manifest),
+            places.schema_dir,
+            package=package,
+            revisions=revisions,
+        )
+        differences = compare(files, target, package)
         for difference in differences:
             click.echo(difference.diff, nl=False)
         if differences:
@@ -158,11 +225,16 @@ def check(schema_dir: Path, out: Path) -> None:
     show_default=True,
     help="Report format.",
 )
+@manifest_option
 @schema_option
-def diff(a: str, b: str, fmt: str, schema_dir: Path) -> None:
+def diff(
+    a: str, b: str, fmt: str, manifest: Path | None, schema_dir: Path | None
+) -> None:
     """Show what changed from revision A to revision B."""
     with _reporting():
-        click.echo(FORMATS[fmt](load_diff(schema_dir, a, b)), nl=False)
+        places = locate(manifest, schema_dir)
+        report = load_diff(places.schema_dir, a, b, read_manifest(places.manifest))
+        click.echo(FORMATS[fmt](report), nl=False)
 
 
 @main.command()

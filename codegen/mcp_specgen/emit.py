@@ -174,11 +174,14 @@ def render_extension(rev: ir.Revision) -> dict[str, str]:
     }
 
 
-def render_extensions_root(extensions: tuple[ir.Revision, ...]) -> str:
+def render_extensions_root(
+    extensions: tuple[ir.Revision, ...], package: str = PACKAGE
+) -> str:
     """`extensions/__init__.py`: the module of each extension, by identifier."""
     return _template(
         "extensions_init.py.jinja",
         version=__version__,
+        package=package,
         extensions=[
             {"id": header(r)["extension"], "module": r.module} for r in extensions
         ],
@@ -189,10 +192,12 @@ def render_package(
     revisions: tuple[ir.Revision, ...],
     latest: str,
     rendered: dict[str, str] | None = None,
+    package: str = PACKAGE,
 ) -> dict[str, str]:
     """Every file of the generated package, as {relative path: text}.
 
     `rendered` may hold the revisions' own files already (see `render_revision`).
+    Paths start with `PACKAGE`; `package` is the import name the code uses.
     """
     files: dict[str, str] = {}
     if rendered is None:
@@ -202,7 +207,7 @@ def render_package(
         files.update(rendered)
     latest_rev = next(rev for rev in revisions if rev.name == latest)
     files[f"{PACKAGE}/latest/__init__.py"] = render_latest(latest_rev)
-    files[f"{PACKAGE}/__init__.py"] = render_root(revisions, latest)
+    files[f"{PACKAGE}/__init__.py"] = render_root(revisions, latest, package)
     files[f"{PACKAGE}/conversions.py"] = render_conversions(revisions)
     files[f"{PACKAGE}/py.typed"] = ""
     return files
@@ -378,10 +383,15 @@ def render_latest(rev: ir.Revision) -> str:
     )
 
 
-def render_root(revisions: tuple[ir.Revision, ...], latest: str) -> str:
+def render_root(
+    revisions: tuple[ir.Revision, ...], latest: str, package: str = PACKAGE
+) -> str:
+    """The package's `__init__.py`: its revisions, the latest, their modules."""
     return _template(
         "package_init.py.jinja",
         version=__version__,
+        package=package,
+        example=next(r.module for r in revisions if r.name == latest),
         revisions=[
             {"name": r.name, "module": r.module, "era": r.era} for r in revisions
         ],

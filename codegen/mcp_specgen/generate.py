@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import difflib
+import keyword
 import os
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
@@ -16,6 +17,7 @@ from .emit import (
     render_package,
     render_revision,
 )
+from .errors import CodegenError
 from .pipeline import load_extension, load_revision
 
 if TYPE_CHECKING:
@@ -23,6 +25,11 @@ if TYPE_CHECKING:
 
     from . import ir
     from .manifest import Manifest, PinnedRevision
+
+
+TAKEN = frozenset({"mcp_specgen", "mcp_specgen_runtime"})
+"""Import names a generated package must not take: the generator's and the
+runtime's (the default, `mcp_specgen_types`, is the runtime's own copy)."""
 
 
 @dataclass(frozen=True)
@@ -36,45 +43,84 @@ class Difference:
 
 def latest_dated(manifest: Manifest) -> str:
     """The newest revision whose name is a date (not `draft`)."""
-    dated = [name for name in manifest.names if name[:1].isdigit()]
-    return dated[-1]
+    return latest_of(manifest.names)
 
 
-def render_all(manifest: Manifest, schema_dir: Path) -> dict[str, str]:
-    """Every generated file for every pinned revision, in memory.
+def latest_of(names: tuple[str, ...]) -> str:
+    """The newest dated name of `names` (protocol order), else the newest one."""
+    dated = [name for name in names if name[:1].isdigit()]
+    return (dated or list(names))[-1]
+
+
+def render_all(
+    manifest: Manifest,
+    schema_dir: Path,
+    *,
+    package: str = PACKAGE,
+    revisions: tuple[str, ...] = (),
+) -> dict[str, str]:
+    """Every generated file for the pinned revisions, in memory.
+
+    `revisions` picks some (default: all); an extension is generated when the
+    revision it was written against is. `package` is the import name: the
+    files' paths start with it and the package's own imports use it.
 
     Raises:
-        CodegenError: a revision cannot be loaded or built.
+        CodegenError: a revision cannot be loaded or built, or is not pinned.
     """
-    pins = manifest.revisions
+    chosen = set(manifest.select(revisions))
+    pins = tuple(pin for pin in manifest.revisions if pin in chosen)  # protocol order
+    check_package_name(package)
     workers = min(len(pins), os.cpu_count() or 1)
+    args = (pins, [schema_dir] * len(pins), [manifest] * len(pins))
     if workers > 1:
         # black dominates the run time; each revision formats in its own process.
         with ProcessPoolExecutor(workers) as pool:
-            results = list(pool.map(_build_and_render, pins, [schema_dir] * len(pins)))
+            results = list(pool.map(_build_and_render, *args))
     else:
-        results = [_build_and_render(pin, schema_dir) for pin in pins]
-    revisions = tuple(rev for rev, _ in results)
+        results = list(map(_build_and_render, *args))
+    built = tuple(rev for rev, _ in results)
     rendered = {path: text for _, files in results for path, text in files.items()}
-    files = render_package(revisions, latest_dated(manifest), rendered)
-    extensions = tuple(load_extension(schema_dir, pin) for pin in manifest.extensions)
+    names = tuple(pin.name for pin in pins)
+    files = render_package(built, latest_of(names), rendered, package)
+    extensions = tuple(
+        load_extension(manifest.folder, pin)
+        for pin in manifest.extensions
+        if pin.version in names
+    )
     for ext in extensions:
         files.update(render_extension(ext))
-    files[f"{EXTENSIONS_PACKAGE}/__init__.py"] = render_extensions_root(extensions)
-    return files
+    files[f"{EXTENSIONS_PACKAGE}/__init__.py"] = render_extensions_root(
+        extensions, package
+    )
+    return {package + path.removeprefix(PACKAGE): text for path, text in files.items()}
+
+
+def check_package_name(package: str) -> None:
+    """Refuse an import name that is not one, or that is taken by mcp-specgen.
+
+    Raises:
+        CodegenError: naming the problem.
+    """
+    if not package.isidentifier() or keyword.iskeyword(package):
+        raise CodegenError(f"--package {package!r} is not a Python identifier")
+    if package in TAKEN:
+        raise CodegenError(
+            f"--package {package!r} would shadow mcp-specgen's own package"
+        )
 
 
 def _build_and_render(
-    pin: PinnedRevision, schema_dir: Path
+    pin: PinnedRevision, schema_dir: Path, manifest: Manifest
 ) -> tuple[ir.Revision, dict[str, str]]:
-    rev = load_revision(schema_dir, pin)
+    rev = load_revision(schema_dir, pin, manifest)
     return rev, render_revision(rev)
 
 
-def write(files: dict[str, str], out_dir: Path) -> list[str]:
+def write(files: dict[str, str], out_dir: Path, package: str = PACKAGE) -> list[str]:
     """Write `files` under `out_dir`, delete orphaned ones; return what changed."""
     changed: list[str] = []
-    for difference in compare(files, out_dir):
+    for difference in compare(files, out_dir, package):
         target = out_dir / difference.path
         if difference.status == "orphaned":
             target.unlink()
@@ -85,12 +131,14 @@ def write(files: dict[str, str], out_dir: Path) -> list[str]:
     return changed
 
 
-def compare(files: dict[str, str], out_dir: Path) -> list[Difference]:
-    """What differs between `files` and the package on disk, sorted by path."""
+def compare(
+    files: dict[str, str], out_dir: Path, package: str = PACKAGE
+) -> list[Difference]:
+    """What differs between `files` and package `package` on disk, sorted by path."""
     differences: list[Difference] = []
     on_disk = {
         str(path.relative_to(out_dir))
-        for path in (out_dir / PACKAGE).rglob("*")
+        for path in (out_dir / package).rglob("*")
         if path.is_file() and "__pycache__" not in path.parts
     }
     for rel in sorted(set(files) | on_disk):

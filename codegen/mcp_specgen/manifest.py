@@ -85,6 +85,11 @@ class Manifest:
     extensions: tuple[PinnedExtension, ...] = ()
 
     @property
+    def folder(self) -> Path:
+        """The folder of the manifest file: its overrides and extensions are there."""
+        return self.path.parent
+
+    @property
     def names(self) -> tuple[str, ...]:
         """Revision names in protocol order."""
         return tuple(rev.name for rev in self.revisions)
@@ -171,12 +176,16 @@ def _toml_str(value: str) -> str:
 
 
 def load_manifest(schema_dir: Path) -> Manifest:
-    """Read `schema_dir/manifest.toml`.
+    """Read `schema_dir/manifest.toml` (see `read_manifest`)."""
+    return read_manifest(schema_dir / MANIFEST_NAME)
+
+
+def read_manifest(path: Path) -> Manifest:
+    """Read the manifest file `path`.
 
     Raises:
         SchemaLoadError: the file is missing or malformed.
     """
-    path = schema_dir / MANIFEST_NAME
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except (OSError, tomllib.TOMLDecodeError) as exc:

@@ -12,7 +12,7 @@ import msgspec
 from .build import build_revision
 from .errors import SchemaLoadError
 from .load import from_document, load_schema, parse_schema
-from .manifest import Era, PinnedExtension, PinnedRevision, load_manifest
+from .manifest import Era, Manifest, PinnedExtension, PinnedRevision, load_manifest
 from .overrides import apply_patches, check_inherited, load_rules
 
 if TYPE_CHECKING:
@@ -21,15 +21,22 @@ if TYPE_CHECKING:
     from . import ir
 
 
-def load_revision(schema_dir: Path, pin: PinnedRevision) -> ir.Revision:
+def load_revision(
+    schema_dir: Path, pin: PinnedRevision, manifest: Manifest | None = None
+) -> ir.Revision:
     """Load, check, patch and build one revision.
+
+    The schema file is read from `schema_dir`; the overrides from the folder
+    of `manifest` (default: the manifest in `schema_dir`).
 
     Raises:
         CodegenError: any problem, naming the revision and JSON pointer.
     """
     schema = load_schema(schema_dir, pin)
-    order = load_manifest(schema_dir).names
-    rules = load_rules(schema_dir, order)
+    if manifest is None:
+        manifest = load_manifest(schema_dir)
+    order = manifest.names
+    rules = load_rules(manifest.folder, order)
     check_inherited(schema.document, rules, pin.name, order)
     patches = tuple(rule for rule in rules if rule.applies_to(pin.name, order))
     document = apply_patches(schema.document, patches, pin.name)
@@ -38,6 +45,8 @@ def load_revision(schema_dir: Path, pin: PinnedRevision) -> ir.Revision:
 
 def load_extension(schema_dir: Path, pin: PinnedExtension) -> ir.Revision:
     """Load, check and build an extension's committed schema (no overrides).
+
+    `schema_dir` is the manifest's folder: `pin.path` is relative to it.
 
     Raises:
         CodegenError: any problem, naming the extension and JSON pointer.

@@ -26,6 +26,8 @@ from .pytypes import Imports, join_union, render
 if TYPE_CHECKING:
     from pathlib import Path
 
+    from .manifest import Manifest
+
 Kind = Literal["struct", "union", "alias"]
 
 
@@ -263,16 +265,21 @@ class RevisionDiff(msgspec.Struct, frozen=True, kw_only=True):
         return change
 
 
-def load_diff(schema_dir: Path, a: str, b: str) -> RevisionDiff:
+def load_diff(
+    schema_dir: Path, a: str, b: str, manifest: Manifest | None = None
+) -> RevisionDiff:
     """Load the pinned revisions `a` and `b` from `schema_dir` and diff them.
+
+    `manifest` defaults to the one in `schema_dir`.
 
     Raises:
         CodegenError: a revision is unknown, missing or cannot be built.
     """
-    manifest = load_manifest(schema_dir)
+    if manifest is None:
+        manifest = load_manifest(schema_dir)
     return diff_revisions(
-        load_revision(schema_dir, manifest.get(a)),
-        load_revision(schema_dir, manifest.get(b)),
+        load_revision(schema_dir, manifest.get(a), manifest),
+        load_revision(schema_dir, manifest.get(b), manifest),
     )
 
 

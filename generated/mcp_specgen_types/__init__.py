@@ -2,7 +2,7 @@
 # @generated
 """Generated MCP wire types, one subpackage per protocol revision.
 
-Import a revision directly, e.g. `from mcp_specgen_types.v2025_11_25 import Tool`,
+Import a revision directly, e.g. `from mcp_specgen_types.v2026_07_28 import Tool`,
 or `mcp_specgen_types.latest` for the newest dated one.
 """
 

@@ -1,7 +1,7 @@
 """Authorization (OAuth 2.1, as MCP requires over HTTP): the discovery
 documents both sides share and scope strings; `auth.server` checks tokens.
 
-Needs the `auth` extra (`pip install 'mcp-specgen[auth]'`) for `auth.server`.
+Needs the `auth` extra (`pip install 'mcp-specgen-runtime[auth]'`) for `auth.server`.
 """
 
 from __future__ import annotations

@@ -130,12 +130,11 @@ class Negotiated:
 
 
 def _package_version() -> str:
-    from importlib.metadata import PackageNotFoundError, version
+    # The source's version, not an installed distribution's: the runtime-only
+    # install, the full one and a checkout all report the same.
+    from .._version import __version__
 
-    try:
-        return version("mcp-specgen")
-    except PackageNotFoundError:
-        return "0.0.0"
+    return __version__
 
 
 class Client:

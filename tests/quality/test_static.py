@@ -23,6 +23,7 @@ SOURCES = [
     "tests",
     "benchmarks",
     "examples",
+    "packaging",
 ]
 
 

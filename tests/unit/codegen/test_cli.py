@@ -129,3 +129,103 @@ def test_output_is_identical_whatever_the_hash_seed(tmp_path: Path) -> None:
         if p.is_file() and "__pycache__" not in p.parts
     }
     assert outputs[0] == committed
+
+
+def test_generate_a_package_of_chosen_revisions_under_its_own_name(
+    tmp_path: Path,
+) -> None:
+    args = ["--schema-dir", str(SCHEMA_DIR), "--out", str(tmp_path)]
+    chosen = ["--package", "my_types", "--revision", "2026-07-28"]
+    code, output = run("generate", *args, *chosen, "--revision", "2025-11-25")
+    assert code == 0, output
+    package = tmp_path / "my_types"
+    assert sorted(p.name for p in package.iterdir() if p.is_dir()) == [
+        "extensions",
+        "latest",
+        "v2025_11_25",
+        "v2026_07_28",
+    ]
+    init = (package / "__init__.py").read_text()
+    assert 'KNOWN_VERSIONS: Final = (\n    "2025-11-25",\n    "2026-07-28",\n)' in init
+    assert '"2025-11-25": "my_types.v2025_11_25"' in init
+    assert "mcp_specgen_types" not in "".join(
+        p.read_text() for p in package.rglob("*.py")
+    )
+    code, output = run("check", *args, *chosen, "--revision", "2025-11-25")
+    assert (code, output.strip()) == (0, "generated code is up to date")
+    code, output = run("check", *args, *chosen)
+    assert code == 1
+    assert "my_types/v2025_11_25/types.py is not generated any more" in output
+
+
+def test_a_generated_package_of_another_name_imports_and_round_trips(
+    tmp_path: Path,
+) -> None:
+    code, output = run(
+        "generate",
+        "--schema-dir",
+        str(SCHEMA_DIR),
+        "--out",
+        str(tmp_path),
+        "--package",
+        "other_types",
+        "--revision",
+        "2025-11-25",
+    )
+    assert code == 0, output
+    script = (
+        "from other_types import LATEST_VERSION, MODULES\n"
+        "from other_types.latest import CallToolResult\n"
+        "from mcp_specgen_runtime import decode, encode\n"
+        'raw = b\'{"content":[{"type":"text","text":"hi"}]}\'\n'
+        "assert encode(decode(raw, CallToolResult)) == raw\n"
+        "print(LATEST_VERSION, MODULES)\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", script],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == "2025-11-25 {'2025-11-25': 'other_types.v2025_11_25'}\n"
+
+
+@pytest.mark.parametrize(
+    ("package", "problem"),
+    [("my-types", "not a Python identifier"), ("mcp_specgen_runtime", "shadow")],
+)
+def test_a_bad_package_name_is_refused(
+    package: str, problem: str, tmp_path: Path
+) -> None:
+    code, output = run(
+        "generate",
+        "--schema-dir",
+        str(SCHEMA_DIR),
+        "--out",
+        str(tmp_path),
+        "--package",
+        package,
+    )
+    assert code == 1
+    assert problem in output
+    assert not list(tmp_path.iterdir())
+
+
+def test_outside_a_project_sync_goes_to_the_cache_and_pin_is_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("MCP_CODEGEN_CACHE", str(tmp_path / "cache"))
+    code, output = run("schema", "sync", "2025-06-18", "--from", str(SHARED_SCHEMAS))
+    assert code == 0, output
+    assert (tmp_path / "cache" / "2025-06-18" / "schema.json").is_file()
+    code, output = run("diff", "2025-06-18", "2025-06-18")
+    assert code == 0, output
+    code, output = run("generate", "--revision", "2025-06-18")
+    assert code == 1
+    assert "--out DIR" in output
+    code, output = run("schema", "pin", "2025-06-18", "--from", str(SHARED_SCHEMAS))
+    assert code == 1
+    assert "not yours to change" in output

@@ -74,8 +74,10 @@ def test_the_project_metadata(demo: Path) -> None:
     project = meta["project"]
     assert (project["name"], project["version"]) == ("demo", "0.1.0")
     assert project["requires-python"] == ">=3.11"
-    assert project["dependencies"] == ["mcp-specgen[http]>=0.1"]
-    assert project["optional-dependencies"] == {"test": ["pytest>=8"]}
+    assert project["dependencies"] == ["mcp-specgen-runtime[http]>=0.1"]
+    assert project["optional-dependencies"] == {
+        "test": ["pytest>=8", "mcp-specgen>=0.1"]
+    }
     assert project["scripts"] == {"demo": "demo.__main__:main"}
     assert meta["build-system"]["build-backend"] == "hatchling.build"
 
@@ -256,7 +258,7 @@ def test_auth_adds_the_oauth_settings_and_their_tests(tmp_path: Path) -> None:
     project = tmp_path / "guarded"
     assert {"guarded/auth.py", "tests/test_auth.py"} <= set(files_of(project))
     meta = tomllib.loads((project / "pyproject.toml").read_text())
-    assert meta["project"]["dependencies"] == ["mcp-specgen[auth,http]>=0.1"]
+    assert meta["project"]["dependencies"] == ["mcp-specgen-runtime[auth,http]>=0.1"]
     server = (project / "guarded" / "server.py").read_text()
     assert '@app.tool(scopes=["guarded:write"])' in server
     assert "MCP_ISSUER_URL" in (project / "README.md").read_text()

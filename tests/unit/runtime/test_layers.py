@@ -27,8 +27,8 @@ LAYERS = (
 )
 """The runtime's sub-packages, bottom to top; a tuple holds siblings of one
 level, which must not import each other."""
-SHARED = frozenset({"errors"})
-"""Root modules below every layer."""
+SHARED = frozenset({"errors", "_version"})
+"""Root modules below every layer (`_version` holds the release's version)."""
 
 
 @dataclass(frozen=True)

@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import shlex
 import sys
-from importlib.metadata import version
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +13,7 @@ import anyio
 import pytest
 
 from mcp_specgen_runtime import Client, VersionCache
+from mcp_specgen_runtime._version import __version__
 from mcp_specgen_runtime.app import App
 from mcp_specgen_runtime.client.targets import cache_key_of
 from mcp_specgen_runtime.jsonrpc.connection import Connection
@@ -124,4 +124,4 @@ async def test_the_client_names_itself_mcp_codegen_by_default() -> None:
             pass
     info = recorder.sent[0]["params"]["clientInfo"]
     assert info["name"] == "mcp-specgen"
-    assert info["version"] == version("mcp-specgen")
+    assert info["version"] == __version__
