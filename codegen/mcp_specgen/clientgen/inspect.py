@@ -13,6 +13,8 @@ from mcp_specgen.errors import CodegenError
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
+    from mcp_specgen_runtime import Client
+
 
 class ClientGenError(CodegenError):
     """The server cannot be read, or what it offers cannot be generated."""
@@ -58,30 +60,34 @@ async def inspect_server(
         ClientGenError: the server cannot be started, reached or read.
     """
     from mcp_specgen_runtime import Client
-    from mcp_specgen_runtime.codec.wire import to_builtins
 
     where = parse_target(target)
     try:
         async with Client(
             where, headers=headers, timeout=timeout, cache=None, stderr="capture"
         ) as client:
-            info = client.server_info
-            return Listing(
-                server_name=info.name if info is not None else "",
-                server_version=info.version if info is not None else "",
-                revision=client.protocol_version,
-                tools=[to_builtins(t) for t in await client.list_all_tools()],
-                prompts=[to_builtins(p) for p in await client.list_all_prompts()],
-                templates=[
-                    to_builtins(t) for t in await client.list_all_resource_templates()
-                ],
-            )
+            return await listing_of(client)
     except ClientGenError:
         raise
     except Exception as exc:  # any failure is "cannot read it"
         raise ClientGenError(
             f"cannot read the server {target!r}: {_reason(exc)}"
         ) from exc
+
+
+async def listing_of(client: Client) -> Listing:
+    """What the server behind an open `Client` offers."""
+    from mcp_specgen_runtime.codec.wire import to_builtins
+
+    info = client.server_info
+    return Listing(
+        server_name=info.name if info is not None else "",
+        server_version=info.version if info is not None else "",
+        revision=client.protocol_version,
+        tools=[to_builtins(t) for t in await client.list_all_tools()],
+        prompts=[to_builtins(p) for p in await client.list_all_prompts()],
+        templates=[to_builtins(t) for t in await client.list_all_resource_templates()],
+    )
 
 
 def _reason(exc: BaseException) -> str:
