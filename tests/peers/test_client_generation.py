@@ -10,8 +10,10 @@ from __future__ import annotations
 import importlib
 import json
 import shlex
+import socket
 import subprocess
 import sys
+import time
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -57,6 +59,10 @@ def generate(target: str, out: Path, package: str) -> ModuleType:
             command, cwd=out, capture_output=True, text=True, check=False
         )
         assert checked.returncode == 0, checked.stdout + checked.stderr
+    return load(out, package)
+
+
+def load(out: Path, package: str) -> ModuleType:
     sys.path.insert(0, str(out))
     try:
         return importlib.import_module(package)
@@ -194,6 +200,56 @@ async def test_scaffold_server(tmp_path: Path) -> None:
     )
     assert code == 1
     assert "drift: tool 'shout' added" in output
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port: int = probe.getsockname()[1]
+        return port
+
+
+def wait_until_listening(port: int, process: subprocess.Popen[bytes]) -> None:
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        assert process.poll() is None, "the server exited"
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=1):
+                return
+        except OSError:
+            time.sleep(0.1)
+    raise AssertionError(f"nothing listens on port {port}")
+
+
+def test_scaffold_over_http(tmp_path: Path) -> None:
+    """A URL target, with a header: the same package as over stdio."""
+    project = create_project("web-demo", tmp_path)
+    port = free_port()
+    process = subprocess.Popen(
+        [sys.executable, "-m", "web_demo", "--http", "--port", str(port)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        cwd=project,
+    )
+    try:
+        wait_until_listening(port, process)
+        url = f"http://127.0.0.1:{port}/mcp"
+        out = tmp_path / "out"
+        code, output = client_command(url, out, "web_client", "--header", "X-Test=1")
+        assert code == 0, output
+        assert "for web-demo 0.1.0" in output
+        package = load(out, "web_client")
+
+        async def call() -> str:
+            async with package.WebDemoClient(url) as client:
+                return text_of(await client.echo(message="over http"))
+
+        assert anyio.run(call) == "over http"
+        code, output = client_command(url, out, "web_client", "--check")
+        assert code == 0, output
+    finally:
+        process.terminate()
+        process.wait(timeout=30)
 
 
 # -- npm server-everything --------------------------------------------------------

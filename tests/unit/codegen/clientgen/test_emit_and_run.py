@@ -138,3 +138,16 @@ async def test_check_finds_stale_missing_and_orphaned_files(tmp_path: Path) -> N
         "geo/types.py",
     ]
     assert check_client(listing, tmp_path, "geo").in_sync
+
+
+@pytest.mark.anyio
+async def test_every_page_is_read() -> None:
+    app = App("paged", version="1", page_size=1)
+    for name in ("a", "b", "c"):
+        app.tool(name=name)(lambda: "x")
+        app.prompt(name=f"p{name}")(lambda: "x")
+        app.resource(f"r://{name}/{{id}}", name=f"r{name}")(lambda id: id)
+    listing = await listing_for(app)
+    assert [t["name"] for t in listing.tools] == ["a", "b", "c"]
+    assert [p["name"] for p in listing.prompts] == ["pa", "pb", "pc"]
+    assert [t["name"] for t in listing.templates] == ["ra", "rb", "rc"]
