@@ -182,7 +182,7 @@ def _field_kwarg(f: ir.Field, imports: Imports) -> dict[str, Any]:
     name = f.py_name + "_" if f.py_name in ("self", "timeout") else f.py_name
     return {
         "name": name,
-        "field": f.py_name,
+        "call": f"{f.py_name}={name}",
         "annotation": annotation,
         "default": default,
     }
@@ -261,11 +261,12 @@ def _template_view(template: dict[str, Any], namer: Namer) -> dict[str, Any]:
             )
     kwargs.sort(key=lambda k: (k["default"] is not None, k["name"]))
     unique_parameters([(k["wire"], k["name"]) for k in kwargs], what)
-    description = str(template.get("description") or f"Read `{uri}`.")
+    description = str(template.get("description") or "")
+    doc = f"{description}\n\nReads `{uri}`." if description else f"Read `{uri}`."
     return {
         "method": namer.claim("read_" + identifier(wire), what),
         "wire": wire,
         "template": uri,
-        "doc": f"{description}\n\nReads `{uri}`.",
+        "doc": doc,
         "kwargs": kwargs,
     }

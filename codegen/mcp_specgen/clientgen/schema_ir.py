@@ -163,7 +163,7 @@ class _Document:
             if schema.get("type", "object") != "object" or not _plain_object(schema):
                 raise ClientGenError(
                     f"tool {tool!r} {part}: a schema without properties is "
-                    f"supported only as an open object, not {schema!r}"
+                    f"supported only as a plain object schema, not {schema!r}"
                 )
             return None
         if "description" not in schema:
@@ -189,10 +189,15 @@ class _Document:
 
 
 def _plain_object(schema: dict[str, Any]) -> bool:
-    """An object schema that names no property and accepts any (`{}` tools)."""
+    """An object schema that names no property: a tool without parameters
+    (closed), or whose parameters are not described (open)."""
     extra = schema.get("additionalProperties", True)
-    ignored = {"type", "properties", "required", "title", "description"}
-    return extra in (True, {}) and not set(schema) - ignored - {"additionalProperties"}
+    keys = {"type", "properties", "required", "title", "description"}
+    return (
+        extra in (True, {}, False)
+        and not schema.get("required")
+        and not set(schema) - keys - {"additionalProperties"}
+    )
 
 
 def build_client_ir(listing: Listing) -> ClientIR:

@@ -46,6 +46,11 @@ def make_app(*, bad: bool = False) -> App:
             """Move the point."""
             return Point(x=dx, y=fromTop)
 
+    @app.tool()
+    def origin() -> str:
+        """A tool without parameters."""
+        return "0,0"
+
     @app.resource("files://{+path}{?rev}")
     def file(path: str, rev: str = "") -> str:
         """A file at a revision."""
@@ -79,6 +84,7 @@ async def test_calls_map_names_and_decode_results(tmp_path: Path) -> None:
     package = load(tmp_path, "geo_one")
     async with package.GeoAppClient(make_app()) as client:
         assert await client.move(dx=3, from_top=4) == package.MoveResult(x=3, y=4)
+        assert (await client.origin()).content[0].text == "0,0"
         read = await client.read_file(path="a/b c", rev="v1")
         assert read.contents[0].uri == "files://a/b%20c?rev=v1"
     async with package.GeoAppClient(make_app(bad=True)) as client:
@@ -93,7 +99,7 @@ async def test_an_open_client_is_wrapped_not_closed(tmp_path: Path) -> None:
     async with Client(make_app()) as plain:
         async with package.GeoAppClient(plain) as typed:
             assert typed.client is plain
-        assert (await plain.list_all_tools())[0].name == "move"
+        assert [t.name for t in await plain.list_all_tools()] == ["move", "origin"]
 
 
 @pytest.mark.anyio

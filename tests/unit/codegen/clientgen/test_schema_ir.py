@@ -44,11 +44,21 @@ def test_params_and_result_become_structs() -> None:
                 },
             },
             {"name": "ping", "inputSchema": {"type": "object"}},
+            {
+                "name": "none",
+                "inputSchema": {
+                    "type": "object",
+                    "properties": {},
+                    "required": [],
+                    "additionalProperties": False,
+                },
+            },
         )
     )
     assert built.tools["get-sum"].params == "GetSumParams"
     assert built.tools["get-sum"].result == "GetSumResult"
     assert built.tools["ping"].params is None
+    assert built.tools["none"].params is None
     params = struct(built.revision, "GetSumParams")
     assert [(f.wire_name, f.required) for f in params.fields] == [("a", True)]
     assert params.description == "The arguments of the tool `get-sum`."
@@ -102,4 +112,10 @@ def test_an_output_schema_without_properties_is_refused() -> None:
         "outputSchema": {"type": "object"},
     }
     with pytest.raises(ClientGenError, match="tool 't' outputSchema"):
+        build_client_ir(listing(tool))
+
+
+def test_an_input_schema_of_another_kind_is_refused() -> None:
+    tool = {"name": "t", "inputSchema": {"type": "object", "required": ["x"]}}
+    with pytest.raises(ClientGenError, match="tool 't' inputSchema"):
         build_client_ir(listing(tool))
