@@ -283,3 +283,82 @@ class _reporting:
         if isinstance(error, CodegenError):
             click.echo(f"error: {error}", err=True)
             sys.exit(1)
+
+
+@main.command()
+@click.argument("target")
+@click.option(
+    "--out",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=Path("."),
+    show_default=True,
+    help="Folder the package folder NAME is written to.",
+)
+@click.option("--package", required=True, help="Import name of the package.")
+@click.option(
+    "--check",
+    "check_only",
+    is_flag=True,
+    help="Write nothing; exit 1 naming what drifted if the server or the "
+    "files differ from the package and its lock.",
+)
+@click.option(
+    "--header",
+    "headers",
+    multiple=True,
+    metavar="K=V",
+    help="An HTTP header for a URL target (repeatable).",
+)
+@click.option(
+    "--timeout",
+    type=float,
+    default=30.0,
+    show_default=True,
+    help="Seconds each request to the server may take.",
+)
+def client(
+    target: str,
+    out: Path,
+    package: str,
+    check_only: bool,
+    headers: tuple[str, ...],
+    timeout: float,
+) -> None:
+    """Generate a typed client package for the live server TARGET (a command
+    line, split like a shell, or an http(s) URL)."""
+    from .clientgen.run import check_client, generate_client, read_server
+
+    with _reporting():
+        listing = read_server(target, _headers(headers), timeout)
+        who = f"{listing.server_name} {listing.server_version}".strip()
+        if not check_only:
+            outcome = generate_client(listing, out, package)
+            click.echo(
+                f"{out / package}: {len(outcome.files)} files, "
+                f"{len(outcome.changed)} changed, for {who} ({listing.revision})"
+            )
+            return
+        outcome = check_client(listing, out, package)
+        for line in outcome.drifted:
+            click.echo(f"drift: {line}")
+        for line in outcome.changed:
+            click.echo(f"out of date: {line}")
+        if not outcome.in_sync:
+            click.echo(
+                f"{out / package} does not match {who}; regenerate it "
+                "(the same command without --check)",
+                err=True,
+            )
+            sys.exit(1)
+        click.echo(f"{out / package} matches {who}")
+
+
+def _headers(pairs: tuple[str, ...]) -> dict[str, str]:
+    """`K=V` pairs as a dict; a pair without `=` is a usage error."""
+    found: dict[str, str] = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key.strip():
+            raise click.BadParameter(f"{pair!r} is not K=V", param_hint="--header")
+        found[key.strip()] = value
+    return found

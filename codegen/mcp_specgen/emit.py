@@ -217,8 +217,11 @@ def _template(name: str, **context: Any) -> str:
     return format_python(environment().get_template(name).render(**context))
 
 
-def render_types(rev: ir.Revision) -> str:
-    """`types.py`: one Python type per schema definition and inline type."""
+def render_types(rev: ir.Revision, h: dict[str, str] | None = None) -> str:
+    """`types.py`: one Python type per schema definition and inline type.
+
+    `h` replaces the header (what the module says it was generated from).
+    """
     imports = Imports(reserved={d.name for d in rev.decls})
     structs = [
         _struct_view(d, imports) for d in rev.decls if isinstance(d, ir.StructDecl)
@@ -227,7 +230,7 @@ def render_types(rev: ir.Revision) -> str:
     names = sorted([d.name for d in rev.decls] + version_constants(rev))
     return _template(
         "types.py.jinja",
-        h=header(rev),
+        h=h or header(rev),
         imports=imports,
         structs=structs,
         aliases=aliases,
