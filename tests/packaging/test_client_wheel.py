@@ -1,18 +1,16 @@
-"""`mcp-codegen client` from the built wheel, as a user runs it: in a fresh
-venv (the wheel with its `codegen` extra), from a folder outside the
-checkout, against npm server-everything: generate, `--check`, import, call."""
+"""`mcp-codegen client` from the built wheels, as a user runs it: in the
+fresh `pip install mcp-specgen` venv, from a folder outside the checkout,
+against npm server-everything: generate, `--check`, import, call."""
 
 from __future__ import annotations
 
 import shlex
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from benchmarks import peers
-from tests.conftest import ROOT
 
 CALL = """
 import anyio, shlex, sys
@@ -37,24 +35,17 @@ def run(command: list[str], cwd: Path) -> str:
 
 
 @pytest.mark.timeout(900)
-def test_client_command_from_the_wheel(tmp_path: Path) -> None:
+def test_client_command_from_the_wheel(product_bin: Path, outside: Path) -> None:
     peers.ensure_node_peers(print)
     target = shlex.join(peers.server_everything_command())
-    wheels = tmp_path / "wheels"
-    pip = [sys.executable, "-m", "pip", "--disable-pip-version-check"]
-    run([*pip, "wheel", "--no-deps", "-q", "-w", str(wheels), str(ROOT)], tmp_path)
-    (wheel,) = wheels.glob("mcp_specgen-*.whl")
-    venv = tmp_path / "venv"
-    run([sys.executable, "-m", "venv", str(venv)], tmp_path)
-    python = venv / "bin" / "python"
-    run([str(python), "-m", "pip", "install", "-q", f"{wheel}[codegen]"], tmp_path)
-    away = tmp_path / "project"
+    away = outside / "typed-client"
     away.mkdir()
-    command = str(venv / "bin" / "mcp-codegen")
+    command = str(product_bin / "mcp-codegen")
     made = run([command, "client", target, "--package", "everything"], away)
     assert "for mcp-servers/everything" in made
     checked = run(
         [command, "client", target, "--package", "everything", "--check"], away
     )
     assert "everything matches mcp-servers/everything" in checked
-    assert "echo: Echo: wheel" in run([str(python), "-c", CALL, target], away)
+    python = str(product_bin / "python")
+    assert "echo: Echo: wheel" in run([python, "-c", CALL, target], away)
