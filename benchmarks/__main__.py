@@ -34,6 +34,7 @@ CHOICES = (
     "http",
     "scaling",
     "instances",
+    "revisions",
     "all",
 )
 
@@ -45,6 +46,7 @@ def _runners() -> dict[str, Callable[..., dict[str, Any]]]:
         http,
         import_time,
         instances,
+        revisions,
         scaling,
         stdio,
         types,
@@ -61,6 +63,7 @@ def _runners() -> dict[str, Callable[..., dict[str, Any]]]:
         "http": http.run,
         "scaling": scaling.run,
         "instances": instances.run,
+        "revisions": revisions.run,
     }
 
 

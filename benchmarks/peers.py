@@ -7,9 +7,10 @@ Two kinds of peer:
   `PYTHON_PEERS`.
 - Node.js (npm), in the node project `.cache/peers/node/`: the official TypeScript
   SDK, the reference `server-everything` and the `conformance` suite, see
-  `NODE_PEERS`. The script writes that folder's package.json with exact versions
-  and runs `npm install --no-audit --no-fund` there; it needs `node` and `npm`
-  (Node.js >= 18) on PATH.
+  `NODE_PEERS`; and in `.cache/peers/node-sdk2/` the TypeScript SDK v2
+  (`NODE_V2_PEERS`, the 2026-07-28 era's anchor, Node.js >= 20). The script
+  writes each folder's package.json with exact versions and runs `npm install
+  --no-audit --no-fund` there; it needs `node` and `npm` (Node.js >= 18) on PATH.
 
 Installing is idempotent: when every peer is already at its pin nothing is run but
 one quick version check (the venv's python reading its distributions' metadata;
@@ -20,7 +21,7 @@ The peers that need Node.js 22 (the conformance suite 0.1.16 and 0.2.0-alpha.12,
 the MCP Inspector), and Node.js 22 itself, are installed by `benchmarks.node22`
 into folders of their own beside these; this module's command line drives both.
 
-    python -m benchmarks.peers [python|node|all]   # install (or check), print them
+    python -m benchmarks.peers [python|node|node-sdk2|all]   # install, print them
     python -m benchmarks.peers node22|conformance|inspector|oidc-provider   # those only
 """
 
@@ -66,6 +67,19 @@ is the newest that runs there. Its scenarios speak Streamable HTTP only
 (`conformance server --url URL`, `conformance client --command CMD`).
 """
 
+TYPESCRIPT_SDK_V2_VERSION = "2.4.0"
+"""npm `@modelcontextprotocol/server`, the TypeScript SDK v2 (serves 2026-07-28)."""
+
+TYPESCRIPT_SDK_V2_NODE_VERSION = "2.1.2"
+"""npm `@modelcontextprotocol/node`, the v2 SDK's Node.js HTTP transport."""
+
+NODE_V2_PEERS: dict[str, str] = {
+    "@modelcontextprotocol/server": TYPESCRIPT_SDK_V2_VERSION,
+    "@modelcontextprotocol/node": TYPESCRIPT_SDK_V2_NODE_VERSION,
+}
+"""The TypeScript SDK v2, installed into `NODE_V2_DIR`: a node project of its
+own, since it needs zod 4 where the v1 SDK's project resolves zod 3."""
+
 NODE_PEERS: dict[str, str] = {
     "@modelcontextprotocol/sdk": TYPESCRIPT_SDK_VERSION,
     "@modelcontextprotocol/server-everything": SERVER_EVERYTHING_VERSION,
@@ -80,6 +94,8 @@ PEERS_DIR = CACHE / "peers"
 VENV = PEERS_DIR / "venv"
 NODE_DIR = PEERS_DIR / "node"
 """The node project: package.json written here, packages in its node_modules/."""
+NODE_V2_DIR = PEERS_DIR / "node-sdk2"
+"""The node project of the TypeScript SDK v2 (`NODE_V2_PEERS`)."""
 
 _LOCK_NAME = ".install.lock"
 
@@ -240,10 +256,12 @@ def node_package_dir(name: str, project: Path = NODE_DIR) -> Path:
     return project / "node_modules" / name
 
 
-def installed_node_versions(project: Path = NODE_DIR) -> dict[str, str | None]:
-    """The version of each Node peer in `project`'s node_modules (None: missing)."""
+def installed_node_versions(
+    project: Path = NODE_DIR, pins: Mapping[str, str] = NODE_PEERS
+) -> dict[str, str | None]:
+    """The version of each of `pins` in `project`'s node_modules (None: missing)."""
     found: dict[str, str | None] = {}
-    for name in NODE_PEERS:
+    for name in pins:
         manifest = node_package_dir(name, project) / "package.json"
         try:
             found[name] = json.loads(manifest.read_text(encoding="utf-8"))["version"]
@@ -252,19 +270,23 @@ def installed_node_versions(project: Path = NODE_DIR) -> dict[str, str | None]:
     return found
 
 
-def _package_json() -> str:
+def _package_json(pins: Mapping[str, str]) -> str:
     document = {
         "name": "mcp-codegen-peers",
         "private": True,
         "description": "MCP peers installed by benchmarks/peers.py; do not edit.",
         "license": "UNLICENSED",
-        "dependencies": dict(NODE_PEERS),
+        "dependencies": dict(pins),
     }
     return json.dumps(document, indent=2) + "\n"
 
 
-def ensure_node_peers(echo: Echo | None = None, project: Path = NODE_DIR) -> Path:
-    """Install the Node peers at their pins into `project`; return `project`.
+def ensure_node_peers(
+    echo: Echo | None = None,
+    project: Path = NODE_DIR,
+    pins: Mapping[str, str] = NODE_PEERS,
+) -> Path:
+    """Install the Node peers `pins` into `project`; return `project`.
 
     Writes `project/package.json` with the exact versions and runs
     `npm install --no-audit --no-fund` unless node_modules already holds every
@@ -272,18 +294,18 @@ def ensure_node_peers(echo: Echo | None = None, project: Path = NODE_DIR) -> Pat
     """
     say = echo or _quiet
     with _install_lock(project.parent):
-        if installed_node_versions(project) == NODE_PEERS:
+        if installed_node_versions(project, pins) == dict(pins):
             return project
         node = node_executable()
         npm = _npm_executable()
         version = node_version(node)
         project.mkdir(parents=True, exist_ok=True)
         manifest = project / "package.json"
-        wanted = _package_json()
+        wanted = _package_json(pins)
         if not manifest.exists() or manifest.read_text(encoding="utf-8") != wanted:
             manifest.write_text(wanted, encoding="utf-8")
-        pins = " ".join(f"{n}@{v}" for n, v in NODE_PEERS.items())
-        say(f"npm install {pins} into {project} (node {version})")
+        listed = " ".join(f"{n}@{v}" for n, v in pins.items())
+        say(f"npm install {listed} into {project} (node {version})")
         env = dict(os.environ)
         # Keep npm quiet and local: no update check, no funding/audit chatter.
         env.update({"npm_config_update_notifier": "false", "npm_config_fund": "false"})
@@ -293,11 +315,16 @@ def ensure_node_peers(echo: Echo | None = None, project: Path = NODE_DIR) -> Pat
             cwd=project,
             env=env,
         )
-        found = installed_node_versions(project)
-        wrong = {n: v for n, v in found.items() if v != NODE_PEERS[n]}
+        found = installed_node_versions(project, pins)
+        wrong = {n: v for n, v in found.items() if v != pins[n]}
         if wrong:
             raise PeerInstallError(f"npm install left wrong versions: {wrong}")
     return project
+
+
+def ensure_node_v2_peers(echo: Echo | None = None, project: Path = NODE_V2_DIR) -> Path:
+    """Install the TypeScript SDK v2 (`NODE_V2_PEERS`) into `project`; return it."""
+    return ensure_node_peers(echo, project, NODE_V2_PEERS)
 
 
 def node_bin(package: str, bin_name: str, project: Path = NODE_DIR) -> Path:
@@ -372,6 +399,7 @@ def _run(
 _TARGETS = {
     "python",
     "node",
+    "node-sdk2",
     "node22",
     "conformance",
     "inspector",
@@ -385,7 +413,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     which = args[0] if args else "all"
     if len(args) > 1 or which not in _TARGETS:
         print(
-            "usage: python -m benchmarks.peers [python|node|all]\n"
+            "usage: python -m benchmarks.peers [python|node|node-sdk2|all]\n"
             "       python -m benchmarks.peers "
             "node22|conformance|inspector|oidc-provider",
             file=sys.stderr,
@@ -400,6 +428,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             project = ensure_node_peers(print)
             print(f"node peers: {project} (node {node_version()})")
             print(json.dumps(installed_node_versions(project), sort_keys=True))
+        if which in {"node-sdk2", "all"}:
+            project = ensure_node_v2_peers(print)
+            print(f"node sdk v2 peers: {project}")
+            found = installed_node_versions(project, NODE_V2_PEERS)
+            print(json.dumps(found, sort_keys=True))
         _main_node22(which)
     except PeerInstallError as exc:
         print(f"error: {exc}", file=sys.stderr)

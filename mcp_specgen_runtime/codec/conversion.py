@@ -13,6 +13,16 @@ they do not know, and nothing is lost. (Dropping them would lose real data:
 schema may be any JSON Schema.) Only what the target cannot hold at all is dropped
 and reported in `Converted.dropped`: properties of closed objects, list items
 and map values no target type accepts (an `AudioContent` for 2024-11-05).
+
+Most values fit their target as they are (a text `CallToolResult`, a list of
+plain tools: adjacent revisions mostly agree). Those take a fast path: one
+`msgspec.convert` of the value's builtins to the target type, which refuses any
+key the target does not name (every generated object forbids unknown fields)
+and any item no member of a union takes. When it succeeds nothing was set
+aside, dropped or filled in, so the walk would have answered the same with
+nothing to report; when it refuses, the walk goes one level down and tries
+again on each part, so only the objects that hold something to report (a
+tool's JSON Schema with keywords the type does not name) are walked.
 """
 
 from __future__ import annotations
@@ -26,6 +36,8 @@ import msgspec
 
 from mcp_specgen_runtime.errors import McpError
 
+from ._markers import Marker, dec_hook
+from ._tag_guard import require_tag
 from .wire import (
     OpenStruct,
     UnsetType,
@@ -110,25 +122,65 @@ def fit(
     *,
     label: str,
     fill: Mapping[str, Any] | None = None,
+    list_unknown: bool = True,
 ) -> Converted[Any]:
     """Fit a value (generated types or builtins) to `target_type` in one step.
 
     Unlike `convert_across`, which walks every revision in between, this goes
     straight to the target, so a property both ends define survives even when
     a revision in between lacks it. `label` names the step in drop reasons.
+    With `list_unknown` False, keys the target does not name are kept all the
+    same but not listed in `Converted.unknown`, which lets a value that needs
+    nothing dropped or filled in go through in one pass of the codec.
 
     Raises:
         ConversionError: the value lacks something the target requires.
     """
+    builtins = to_builtins(value)
+    if not list_unknown:
+        kept = _keeping_unknown(builtins, target_type)
+        if kept is not _MISS:
+            return Converted(value=kept, dropped=(), unknown=())
     fitter = _Fitter({}, label, fill)
     try:
-        result = fitter.fit(to_builtins(value), target_type, "$")
+        result = fitter.fit(builtins, target_type, "$")
     except _DoesNotFit as exc:
         name = getattr(target_type, "__name__", repr(target_type))
         raise ConversionError(f"{label}: {name} cannot be expressed: {exc}") from None
     return Converted(
         value=result, dropped=tuple(fitter.dropped), unknown=tuple(fitter.unknown)
     )
+
+
+_MISS: Any = object()
+"""What `_exactly` answers for a value that does not fit as it is."""
+
+
+def _exactly(obj: Any, tp: Any) -> Any:
+    """`obj` (builtins) as `tp` when it fits as it is, every key one `tp` names;
+    else `_MISS`."""
+    try:
+        return msgspec.convert(obj, require_tag(tp), dec_hook=_exact_hook)
+    except (ValidationError, TypeError):
+        # TypeError: a union holding a marker type, which msgspec cannot take whole
+        return _MISS
+
+
+def _keeping_unknown(obj: Any, tp: Any) -> Any:
+    """`obj` (builtins) as `tp`, keys `tp` does not name kept as unknown keys,
+    when nothing needs dropping or filling in; else `_MISS`."""
+    try:
+        return convert(obj, tp)
+    except (ValidationError, TypeError):
+        return _MISS
+
+
+def _exact_hook(tp: Any, obj: Any) -> Any:
+    # A marker resolves its value with the unknown keys kept and unreported:
+    # a value holding one takes the walk, which reports them.
+    if isinstance(tp, type) and issubclass(tp, Marker):
+        raise ValueError("a marker type takes the walk")
+    return dec_hook(tp, obj)
 
 
 def _revision_of(value: Any, modules: Mapping[str, str]) -> str:
@@ -192,6 +244,10 @@ class _Fitter:
         return [item for gone, item in self.report if not gone]
 
     def fit(self, obj: Any, tp: Any, path: str) -> Any:
+        if isinstance(obj, (dict, list)):
+            exact = _exactly(obj, tp)
+            if exact is not _MISS:
+                return exact
         origin = typing.get_origin(tp)
         if origin is typing.Annotated:
             return self.validate(self.fit(obj, typing.get_args(tp)[0], path), tp)

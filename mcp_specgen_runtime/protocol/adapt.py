@@ -138,6 +138,7 @@ def _converting(
                     source.params,
                     label=f"{target.name} params, {label}",
                     fill=_params_fill.get(),
+                    list_unknown=logger.isEnabledFor(logging.DEBUG),
                 )
             except ConversionError as exc:
                 # The peer's params, valid in its revision or not, are what
@@ -153,6 +154,9 @@ def _converting(
             target.result,
             label=f"{target.name} result, {label}",
             fill=RESULT_FILL,
+            # Only a debug log would list the keys kept as unknown: without it,
+            # a result that needs nothing dropped or filled goes in one pass.
+            list_unknown=logger.isEnabledFor(logging.DEBUG),
         )
         _log(converted)
         return converted.value

@@ -54,6 +54,7 @@ def test_json_file_holds_every_figure(quick_run: tuple[dict[str, Any], Path]) ->
         "http",
         "scaling",
         "instances",
+        "revisions",
     }
     assert results["meta"]["quick"] is True
 

@@ -365,6 +365,22 @@ def test_peers_are_installed_at_their_pins(installed: Installed) -> None:
     assert int(peers.node_version().split(".")[0]) >= peers.MIN_NODE_MAJOR
 
 
+def test_the_typescript_sdk_v2_has_a_node_project_of_its_own() -> None:
+    project = peers.ensure_node_v2_peers()
+    assert project == peers.NODE_V2_DIR != peers.NODE_DIR
+    found = peers.installed_node_versions(project, peers.NODE_V2_PEERS)
+    assert (
+        found
+        == peers.NODE_V2_PEERS
+        == {
+            "@modelcontextprotocol/server": "2.4.0",
+            "@modelcontextprotocol/node": "2.1.2",
+        }
+    )
+    manifest = json.loads((project / "package.json").read_text("utf-8"))
+    assert manifest["dependencies"] == peers.NODE_V2_PEERS
+
+
 def test_ensuring_installed_peers_is_fast(installed: Installed) -> None:
     said: list[str] = []
     started = time.perf_counter()
@@ -397,7 +413,8 @@ def test_cli_installs_and_prints_the_pins(installed: Installed) -> None:
 def test_cli_rejects_an_unknown_target(capsys: pytest.CaptureFixture[str]) -> None:
     assert peers.main(["ruby"]) == 2
     assert (
-        "usage: python -m benchmarks.peers [python|node|all]" in capsys.readouterr().err
+        "usage: python -m benchmarks.peers [python|node|node-sdk2|all]"
+        in capsys.readouterr().err
     )
 
 

@@ -1,0 +1,543 @@
+"""Every protocol revision at its own speed: a legacy run at 2025-06-18 beside
+2025-11-25, and the 2026 era (2026-07-28), ours against the official SDKs.
+
+Four tables, one run each of `run_round_trips` (rounds alternate the
+contenders, the order reversed every other round; medians with min-max; ratios
+of medians ours/other):
+
+- `2025-06-18` and `2025-11-25` over stdio, the handshake at that revision:
+  ours (`programs/app_tools_server.py`, the `App` API), the TypeScript SDK 1.x
+  (`programs/ts_sdk_tools_server.mjs`) and the Python SDK
+  (`programs/python_sdk_tools_server.py`);
+- `2026-07-28` over stdio, no handshake, every request carrying the `_meta`
+  envelope: ours (the same `App` program), the TypeScript SDK v2
+  (`programs/ts_sdk_v2_tools_server.mjs`, `serveStdio`) and the Python SDK;
+- `2026-07-28` over Streamable HTTP, stateless POSTs with the envelope and the
+  2026 headers: ours (the scaffold with `--http`, as `benchmarks.http` runs it),
+  the TypeScript SDK v2 (`createMcpHandler` behind `node:http`) and the Python
+  SDK (`tests/peers/programs/python_sdk_http_server.py`, its default answers).
+
+Over stdio each contender is spawned once per tool count of `TOOL_COUNTS`
+(each tool `tool_0000` ... answers `{message}` with the message): the one-tool
+server runs the `tools/call` modes, sequential (calls/s over the sum of the
+latencies, p50 µs) and pipelined (`IN_FLIGHT` in flight, calls/s), with the
+server's CPU per call and its peak RSS; every server runs sequential
+`tools/list` calls (lists/s), each answer checked to list exactly its tools in
+one page. Over HTTP: sequential calls from one client and calls from
+`HTTP_CLIENTS` clients at once, each with its own keep-alive connection (the
+load client of `benchmarks.http`). Every echo answer is checked
+(`scaffold_server.echo_problem`).
+
+Targets (issue 19, reported, never asserted): ours at least 1.5x the
+TypeScript SDK of the era (1.x for the legacy revisions, v2 for 2026) in every
+mode and list size.
+
+    python -m benchmarks revisions [--quick]
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import time
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import msgspec
+
+from . import http, stdio
+from ._common import (
+    INITIALIZED,
+    MESSAGE,
+    REPO,
+    Contender,
+    Reply,
+    ServerFailedError,
+    compare,
+    comparison_rows,
+    cpu_ticks,
+    figures_tail,
+    peak_rss_mib,
+    peer_env,
+    percentile,
+    project_python,
+    ratio_checks,
+    run_round_trips,
+    table,
+    target_lines,
+    version_lines,
+)
+from .peers import node_executable
+from .scaffold_server import env as scaffold_env, http_argv, prepare
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Sequence
+    from pathlib import Path
+
+    from ._common import Echo
+
+LEGACY_REVISIONS = ("2025-06-18", "2025-11-25")
+"""The handshake revisions measured (2025-06-18: what many hosts still speak)."""
+
+MODERN = "2026-07-28"
+
+TOOL_COUNTS = (1, 100, 1_000)
+"""Tools served by each stdio server, one server per count."""
+
+TOOL = "tool_0000"
+"""The tool called over stdio (every tools program has it)."""
+
+IN_FLIGHT = stdio.IN_FLIGHT
+HTTP_CLIENTS = http.CONCURRENCY
+
+PROGRAMS = REPO / "benchmarks" / "programs"
+PEER_PROGRAMS = REPO / "tests" / "peers" / "programs"
+
+OURS = "ours"
+TS_V1 = "TypeScript SDK 1.x"
+TS_V2 = "TypeScript SDK v2"
+PY_SDK = "Python SDK"
+SHORT = {TS_V1: "TS1", TS_V2: "TS2", PY_SDK: "PySDK"}
+
+COUNT = "{count}"
+"""The placeholder for the tool count in a stdio contender's argv."""
+
+TARGET = 1.5
+"""Ours / the era's TypeScript SDK, every throughput figure, at least."""
+
+STDIO_METRICS = {
+    "sequential_calls_per_s": "tools/call sequential calls/s",
+    "p50_us": "tools/call sequential p50 µs",
+    "pipelined_calls_per_s": f"tools/call pipelined ({IN_FLIGHT}) calls/s",
+    "cpu_us_per_call_sequential": "server CPU µs/call, seq.",
+    "cpu_us_per_call_pipelined": "server CPU µs/call, pipe.",
+    **{f"lists_per_s_{n}": f"tools/list, {n:,} tools, lists/s" for n in TOOL_COUNTS},
+    "peak_rss_mib": "peak RSS MiB (1 tool)",
+}
+STDIO_THROUGHPUT = (
+    "sequential_calls_per_s",
+    "pipelined_calls_per_s",
+    *(f"lists_per_s_{n}" for n in TOOL_COUNTS),
+)
+
+HTTP_METRICS = {
+    "sequential_req_per_s": "sequential req/s",
+    "p50_us": "sequential p50 µs",
+    "concurrent_req_per_s": f"{HTTP_CLIENTS} clients req/s",
+    "cpu_us_per_req_sequential": "server CPU µs/req, seq.",
+    "cpu_us_per_req_concurrent": f"server CPU µs/req, {HTTP_CLIENTS} clients",
+    "peak_rss_mib": "peak RSS MiB",
+}
+HTTP_THROUGHPUT = ("sequential_req_per_s", "concurrent_req_per_s")
+
+
+@dataclass(frozen=True)
+class Sizes:
+    """How much work one run does."""
+
+    rounds: int
+    warmup: int
+    """Calls before the timed modes (half sequential, half pipelined)."""
+    sequential: int
+    pipelined: int
+    """Calls with `IN_FLIGHT` in flight (over HTTP: spread over the clients)."""
+    lists: tuple[int, ...]
+    """Sequential `tools/list` calls per server, one figure per `TOOL_COUNTS`."""
+    cap_s: float = 6.0
+    """Over HTTP, the seconds after which a mode sends no more calls."""
+
+
+NORMAL = Sizes(5, 300, 2_000, 4_000, (1_000, 300, 60))
+QUICK = Sizes(2, 100, 300, 600, (200, 60, 12), cap_s=1.5)
+TINY = Sizes(1, 4, 10, 20, (3, 2, 1), cap_s=30)
+"""For the smoke test: every code path, no meaningful figure."""
+
+
+# --- the wire ---------------------------------------------------------------------
+
+
+def envelope(revision: str) -> dict[str, Any]:
+    """The `_meta` every 2026 request carries."""
+    return {
+        "io.modelcontextprotocol/protocolVersion": revision,
+        "io.modelcontextprotocol/clientCapabilities": {},
+    }
+
+
+def _params(revision: str, params: dict[str, Any]) -> dict[str, Any]:
+    return {**params, "_meta": envelope(revision)} if revision == MODERN else params
+
+
+def request_body(request_id: int, revision: str, method: str, **params: Any) -> bytes:
+    """A JSON-RPC request at `revision` (the envelope added for 2026)."""
+    message = {
+        "jsonrpc": "2.0",
+        "id": request_id,
+        "method": method,
+        "params": _params(revision, params),
+    }
+    return msgspec.json.encode(message)
+
+
+def call_body(request_id: int, revision: str, tool: str = TOOL) -> bytes:
+    """The `tools/call` of `tool` with `{message}`."""
+    arguments = {"message": MESSAGE}
+    return request_body(
+        request_id, revision, "tools/call", name=tool, arguments=arguments
+    )
+
+
+def initialize_body(revision: str) -> bytes:
+    """The legacy handshake's `initialize` request (id 0)."""
+    client = {"name": "mcp-codegen-revisions-benchmark", "version": "0"}
+    return request_body(
+        0,
+        revision,
+        "initialize",
+        protocolVersion=revision,
+        capabilities={},
+        clientInfo=client,
+    )
+
+
+class _Named(msgspec.Struct):
+    name: str
+
+
+class _Listing(msgspec.Struct, rename="camel"):
+    tools: list[_Named]
+    next_cursor: str | None = None
+
+
+class _Initialized(msgspec.Struct, rename="camel"):
+    protocol_version: str
+
+
+def listing_problem(reply: Reply, count: int) -> str | None:
+    """What is wrong with a `tools/list` answer of a `count`-tool server."""
+    if not reply.result:
+        return f"error answer to tools/list: {reply.error!r}"
+    listing = msgspec.json.decode(reply.result, type=_Listing)
+    if listing.next_cursor is not None or len(listing.tools) != count:
+        return f"not {count} tools in one page: {len(listing.tools)}"
+    if count and listing.tools[0].name != TOOL:
+        return f"first tool {listing.tools[0].name!r}, not {TOOL!r}"
+    return None
+
+
+# --- stdio ------------------------------------------------------------------------
+
+
+class StdioClient(stdio.RawClient):
+    """The stdio benchmark's raw client, speaking `revision`."""
+
+    def __init__(self, contender: Contender, revision: str) -> None:
+        super().__init__(contender)
+        self.revision = revision
+
+    def initialize(self) -> None:
+        """The legacy handshake at the client's revision (none in 2026)."""
+        if self.revision == MODERN:
+            return
+        os.write(self._in, initialize_body(self.revision) + b"\n")
+        replies = self._replies()
+        while not replies:
+            replies = self._replies()
+        reply = replies[0]
+        if len(replies) > 1 or reply.id != 0 or not reply.result:
+            raise self._fail(f"bad initialize answer: {replies!r}")
+        settled = msgspec.json.decode(reply.result, type=_Initialized)
+        if settled.protocol_version != self.revision:
+            raise self._fail(f"initialize settled on {settled.protocol_version!r}")
+        os.write(self._in, INITIALIZED + b"\n")
+
+    def _requests(self, n: int) -> tuple[list[int], list[bytes]]:
+        ids = list(range(self._next_id, self._next_id + n))
+        self._next_id += n
+        return ids, [call_body(i, self.revision) + b"\n" for i in ids]
+
+    def lists(self, n: int, count: int) -> list[int]:
+        """`n` `tools/list` calls one at a time; each latency (ns)."""
+        latencies: list[int] = []
+        for _ in range(n):
+            request_id = self._next_id
+            self._next_id += 1
+            line = request_body(request_id, self.revision, "tools/list") + b"\n"
+            started = time.perf_counter_ns()
+            os.write(self._in, line)
+            replies = self._replies()
+            while not replies:
+                replies = self._replies()
+            latencies.append(time.perf_counter_ns() - started)
+            if len(replies) != 1 or replies[0].id != request_id:
+                raise self._fail(f"not the answer to {request_id}: {replies!r}")
+            problem = listing_problem(replies[0], count)
+            if problem:
+                raise self._fail(problem)
+        return latencies
+
+
+def _spawned(contender: Contender, count: int) -> Contender:
+    argv = [str(count) if arg == COUNT else arg for arg in contender.argv]
+    return Contender(contender.name, argv, contender.env)
+
+
+def measure_stdio(
+    revision: str, contender: Contender, sizes: Sizes
+) -> dict[str, float]:
+    """One round of `contender` at `revision`: a server per tool count."""
+    figures: dict[str, float] = {}
+    for count, lists in zip(TOOL_COUNTS, sizes.lists, strict=True):
+        client = StdioClient(_spawned(contender, count), revision)
+        try:
+            client.initialize()
+            if count == 1:
+                figures.update(_calls(client, sizes))
+            client.lists(max(1, lists // 10), count)
+            latencies = client.lists(lists, count)
+        except BaseException:
+            client.kill()
+            raise
+        client.close()
+        figures[f"lists_per_s_{count}"] = len(latencies) / (sum(latencies) / 1e9)
+    return figures
+
+
+def _calls(client: StdioClient, sizes: Sizes) -> dict[str, float]:
+    tick_us = 1e6 / os.sysconf("SC_CLK_TCK")
+    client.sequential(sizes.warmup // 2)
+    client.pipelined(sizes.warmup - sizes.warmup // 2)
+    ticks = client.cpu_ticks()
+    latencies = sorted(client.sequential(sizes.sequential))
+    seq_ticks = client.cpu_ticks() - ticks
+    pipe_s = client.pipelined(sizes.pipelined)
+    pipe_ticks = client.cpu_ticks() - ticks - seq_ticks
+    return {
+        "sequential_calls_per_s": sizes.sequential / (sum(latencies) / 1e9),
+        "p50_us": percentile(latencies, 0.50) / 1000,
+        "pipelined_calls_per_s": sizes.pipelined / pipe_s,
+        "cpu_us_per_call_sequential": seq_ticks * tick_us / sizes.sequential,
+        "cpu_us_per_call_pipelined": pipe_ticks * tick_us / sizes.pipelined,
+        "peak_rss_mib": client.peak_rss_mib(),
+    }
+
+
+def stdio_contenders(
+    revision: str, peer_python: Path, node_project: Path
+) -> list[Contender]:
+    """Ours, the era's TypeScript SDK, the Python SDK: stdio tools servers."""
+    from .peers import ensure_node_v2_peers
+
+    env = dict(os.environ)
+    node = str(node_executable())
+    if revision == MODERN:
+        v2_project = ensure_node_v2_peers()
+        typescript = Contender(
+            TS_V2,
+            [node, str(PROGRAMS / "ts_sdk_v2_tools_server.mjs"), COUNT],
+            {**env, "MCP_PEERS_NODE_V2_DIR": str(v2_project)},
+        )
+    else:
+        typescript = Contender(
+            TS_V1,
+            [node, str(PROGRAMS / "ts_sdk_tools_server.mjs"), COUNT],
+            {**env, "MCP_PEERS_NODE_DIR": str(node_project)},
+        )
+    return [
+        Contender(
+            OURS, [project_python(), str(PROGRAMS / "app_tools_server.py"), COUNT], env
+        ),
+        typescript,
+        Contender(
+            PY_SDK,
+            [str(peer_python), str(PROGRAMS / "python_sdk_tools_server.py"), COUNT],
+            peer_env(),
+        ),
+    ]
+
+
+# --- Streamable HTTP, 2026 --------------------------------------------------------
+
+
+class ModernHttpClient(http.HttpClient):
+    """The HTTP benchmark's raw client speaking 2026-07-28: no session; the
+    envelope in every body, the 2026 headers on every POST."""
+
+    def __init__(self, port: int, tool: str) -> None:
+        super().__init__(port)
+        self.tool = tool
+
+    def handshake(self) -> None:
+        """No handshake in 2026; only the headers every call carries."""
+        self._head += b"MCP-Protocol-Version: %s\r\nMcp-Method: tools/call\r\n" % (
+            MODERN.encode()
+        )
+        self._head += b"Mcp-Name: %s\r\n" % self.tool.encode()
+
+    def load(self, n: int) -> None:
+        """Encode the next `n` calls."""
+        self._ids = list(range(self._next_id, self._next_id + n))
+        self._next_id += n
+        self._queue = [self._post(call_body(i, MODERN, self.tool)) for i in self._ids]
+        self.sent = 0
+
+
+def _tool_of(contender: Contender) -> str:
+    return TOOL if contender.name == TS_V2 else "echo"
+
+
+def measure_http(contender: Contender, sizes: Sizes) -> dict[str, float]:
+    """One round of `contender` over Streamable HTTP at 2026-07-28."""
+    tick_us = 1e6 / os.sysconf("SC_CLK_TCK")
+    server = http.Server(contender)
+    tool = _tool_of(contender)
+    clients: list[http.HttpClient] = []
+    try:
+        for _ in range(HTTP_CLIENTS):
+            clients.append(ModernHttpClient(server.port, tool))
+            clients[-1].handshake()
+        http.drive(clients[:1], [sizes.warmup // 2], sizes.cap_s / 3)
+        warm = http.shares(sizes.warmup - sizes.warmup // 2, HTTP_CLIENTS)
+        http.drive(clients, warm, sizes.cap_s / 3)
+        pid = server.proc.pid
+        ticks = cpu_ticks(pid)
+        _, latencies = http.drive(clients[:1], [sizes.sequential], sizes.cap_s)
+        seq_ticks = cpu_ticks(pid) - ticks
+        shares = http.shares(sizes.pipelined, HTTP_CLIENTS)
+        conc_s, made = http.drive(clients, shares, sizes.cap_s)
+        conc_ticks = cpu_ticks(pid) - ticks - seq_ticks
+        peak = peak_rss_mib(pid)
+        if peak is None:
+            raise ServerFailedError("no VmHWM in /proc/<pid>/status")
+    except ServerFailedError as exc:
+        raise server.failure(str(exc)) from None
+    except OSError as exc:
+        raise server.failure(f"connection failed: {exc!r}") from None
+    finally:
+        for client in clients:
+            client.close()
+        server.close()
+    latencies.sort()
+    return {
+        "sequential_req_per_s": len(latencies) / (sum(latencies) / 1e9),
+        "p50_us": percentile(latencies, 0.50) / 1000,
+        "concurrent_req_per_s": len(made) / conc_s,
+        "cpu_us_per_req_sequential": seq_ticks * tick_us / len(latencies),
+        "cpu_us_per_req_concurrent": conc_ticks * tick_us / len(made),
+        "peak_rss_mib": peak,
+    }
+
+
+def http_contenders(peer_python: Path, _node_project: Path) -> list[Contender]:
+    """Ours (the scaffold), the TypeScript SDK v2, the Python SDK, over HTTP."""
+    from .peers import ensure_node_v2_peers
+
+    project = prepare(peer_python)
+    v2_project = ensure_node_v2_peers()
+    program = str(PROGRAMS / "ts_sdk_v2_tools_server.mjs")
+    python_sdk = str(PEER_PROGRAMS / "python_sdk_http_server.py")
+    return [
+        Contender(OURS, http_argv(http.PORT), scaffold_env(project)),
+        Contender(
+            TS_V2,
+            [str(node_executable()), program, "1", "--http", http.PORT],
+            {**os.environ, "MCP_PEERS_NODE_V2_DIR": str(v2_project)},
+        ),
+        Contender(PY_SDK, [str(peer_python), python_sdk, http.PORT], peer_env()),
+    ]
+
+
+# --- the run ----------------------------------------------------------------------
+
+
+def _figures_of(
+    title: str, revision: str, metrics: dict[str, str], throughput: Sequence[str]
+) -> Callable[
+    [dict[str, list[dict[str, float]]], list[Contender], Sizes], dict[str, Any]
+]:
+    def figures(
+        samples: dict[str, list[dict[str, float]]],
+        servers: list[Contender],
+        sizes: Sizes,
+    ) -> dict[str, Any]:
+        from .peers import NODE_V2_DIR, NODE_V2_PEERS, installed_node_versions
+
+        entries, ratios = compare(samples, servers, metrics)
+        typescript = servers[1].name
+        checks = ratio_checks(
+            ratios, {f"{OURS}/{typescript}": TARGET}, throughput, metrics
+        )
+        names = [server.name for server in servers]
+        found = {**installed_node_versions(NODE_V2_DIR, NODE_V2_PEERS)}
+        return {
+            "title": title,
+            "protocol_version": revision,
+            "order": names,
+            "metrics": metrics,
+            "rounds": sizes.rounds,
+            "sizes": {
+                "warmup": sizes.warmup,
+                "sequential": sizes.sequential,
+                "pipelined": sizes.pipelined,
+                "lists": dict(zip(map(str, TOOL_COUNTS), sizes.lists, strict=True)),
+            },
+            "node_v2_versions": found,
+            **figures_tail(entries, ratios, checks),
+        }
+
+    return figures
+
+
+def report(figures: dict[str, Any]) -> str:
+    """One table: contenders as columns, then the ratios and the targets."""
+    names: list[str] = figures["order"]
+    metrics: dict[str, str] = figures["metrics"]
+    headers = ["metric", *names, *(f"ours/{SHORT[n]}" for n in names[1:])]
+    return "\n".join(
+        [
+            f"{figures['title']}, median (min-max) of {figures['rounds']} rounds; "
+            "ours/X = ratio of medians",
+            table(headers, comparison_rows(figures, names, metrics)),
+            *target_lines(figures),
+            *version_lines(figures),
+            "TypeScript SDK v2: "
+            + ", ".join(f"{k} {v}" for k, v in figures["node_v2_versions"].items()),
+        ]
+    )
+
+
+def run(
+    *, quick: bool = False, sizes: Sizes | None = None, echo: Echo = print
+) -> dict[str, Any]:
+    """Measure the four tables one after the other; return their figures by
+    name (`2025-06-18`, `2025-11-25`, `2026-07-28 stdio`, `2026-07-28 http`)."""
+    chosen = sizes or (QUICK if quick else NORMAL)
+    results: dict[str, Any] = {}
+    for revision in (*LEGACY_REVISIONS, MODERN):
+        name = revision if revision != MODERN else f"{MODERN} stdio"
+        echo(f"-- {name} --")
+        results[name] = run_round_trips(
+            functools.partial(stdio_contenders, revision),
+            chosen,
+            functools.partial(measure_stdio, revision),
+            _figures_of(
+                f"{revision} over stdio", revision, STDIO_METRICS, STDIO_THROUGHPUT
+            ),
+            report,
+            echo,
+        )
+    echo(f"-- {MODERN} http --")
+    results[f"{MODERN} http"] = run_round_trips(
+        http_contenders,
+        chosen,
+        measure_http,
+        _figures_of(
+            f"{MODERN} over Streamable HTTP (stateless POSTs)",
+            MODERN,
+            HTTP_METRICS,
+            HTTP_THROUGHPUT,
+        ),
+        report,
+        echo,
+    )
+    return results
