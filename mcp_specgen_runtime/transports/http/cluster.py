@@ -265,7 +265,9 @@ class Cluster:
             RedisEventStore(tails_link, prefix=prefix + "events:"),
             tails_link,
             alive_prefix=self.alive_prefix,
-            block_s=self.block_s,
+            # Half a block: a quiet stream is checked between one and two of
+            # its periods after its last entry, so within a block as before.
+            block_s=self.block_s / 2,
             abandoned=abandoned_reply,
             max_tails=max_relayed_streams,
             max_tails_per_owner=max_relayed_streams_per_session,
