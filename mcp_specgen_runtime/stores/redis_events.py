@@ -174,6 +174,24 @@ return 2
 """KEYS: meta. ARGV: the liveness key prefix of instances. 0: no such
 stream; 1: ended, or its writer alive; 2: its writer is gone, unended."""
 
+_WATCH_MANY = """
+local states = {}
+for i, key in ipairs(KEYS) do
+  local meta = redis.call('HMGET', key, 'owner', 'ended', 'writer')
+  if not meta[1] then
+    states[i] = 0
+  elseif meta[2] or not meta[3] or meta[3] == '' then
+    states[i] = 1
+  elseif redis.call('EXISTS', ARGV[1] .. meta[3]) == 1 then
+    states[i] = 1
+  else
+    states[i] = 2
+  end
+end
+return states
+"""
+"""`_WATCH` for each of KEYS (metas), in one step: their states, in order."""
+
 _REPLAY = _LESS + """
 local meta = redis.call('HMGET', KEYS[2], 'owner', 'start', 'evicted')
 if not meta[1] or meta[1] ~= ARGV[1] then return 0 end
@@ -305,6 +323,7 @@ class RedisEventStore:
         self._drop_owner = LuaScript(_DROP_OWNER)
         self._finish = LuaScript(_FINISH)
         self._watch = LuaScript(_WATCH)
+        self._watch_many = LuaScript(_WATCH_MANY)
         self._accept = LuaScript(_ACCEPT)
 
     def stream_key(self, stream: str) -> bytes:
@@ -453,7 +472,7 @@ class RedisEventStore:
                 if state == 0:
                     return
                 if state == 2:
-                    await self._abandon(stream, abandoned)
+                    await self.abandon(stream, abandoned)
                 continue
             for entry_id, fields in cast("list[Any]", found)[0][1]:
                 after = entry_id.decode()
@@ -462,10 +481,21 @@ class RedisEventStore:
                 if kind == END:
                     return
 
-    async def _abandon(
+    async def watch(self, streams: list[str], alive_prefix: bytes) -> list[int]:
+        """Whether each of `streams` is gone (0), ended or written by a live
+        instance (1), or unended with its writer dead (2: `abandon` it); one
+        round trip."""
+        if not streams:
+            return []
+        keys = [self.meta_key(stream) for stream in streams]
+        found = await self._watch_many(await self._redis(), keys, [alive_prefix])
+        return [int(state) for state in cast("list[Any]", found)]
+
+    async def abandon(
         self, stream: str, abandoned: Callable[[RequestId], bytes] | None
     ) -> None:
-        """End the stream of a dead writer, answering its requests."""
+        """End the stream of a dead writer (atomically, once, whoever gets
+        there first), after `abandoned(id)` for each request it still owed."""
         client = await self._redis()
         while True:
             meta = await client.execute_command(

@@ -111,6 +111,11 @@ class RedisLink:
         timeout_s: the socket timeouts of a client made here (the URL's
             query parameters win, and `options` over them); None waits
             forever.
+        pool_timeout_s: with it, the client's pool holds at most its
+            `max_connections` (an option) and a call waits at most this long
+            for a free one (redis-py's `BlockingConnectionPool`; past it,
+            `ConnectionError("No connection available.")`); without it, the
+            pool opens one more connection whenever all are busy.
     """
 
     def __init__(
@@ -121,8 +126,10 @@ class RedisLink:
         options: dict[str, Any] | None = None,
         *,
         timeout_s: float | None = DEFAULT_TIMEOUT_S,
+        pool_timeout_s: float | None = None,
     ) -> None:
         self._options = dict(options or {})
+        self.pool_timeout_s = pool_timeout_s
         self._url: str | None = target if isinstance(target, str) else None
         self.timeout_s = timeout_s
         self._client: RedisClient | None = (
@@ -147,7 +154,7 @@ class RedisLink:
                 f"{self._store} runs on asyncio only (redis-py's asyncio client)"
             ) from None
         if self._client is None:
-            from redis.asyncio import ConnectionPool, Redis
+            from redis.asyncio import BlockingConnectionPool, ConnectionPool, Redis
             from redis.asyncio.connection import parse_url
 
             assert self._url is not None
@@ -157,7 +164,10 @@ class RedisLink:
             }
             settings.update(parse_url(self._url))
             settings.update(self._options)
-            pool = ConnectionPool(**settings)
+            if self.pool_timeout_s is None:
+                pool = ConnectionPool(**settings)
+            else:
+                pool = BlockingConnectionPool(timeout=self.pool_timeout_s, **settings)
             client = Redis.from_pool(pool)  # closing the client closes the pool
             self._client = cast("RedisClient", client)
         return self._client

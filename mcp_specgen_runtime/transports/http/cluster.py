@@ -17,11 +17,20 @@ forwards it there and relays what the home stores in the shared event store
   task per instance (XREAD BLOCK) hands each op of its own to the app in
   order, then trims what it read;
 - the session registry (`RedisSessions`, keys `<prefix>session:...`) and
-  the event store (`RedisEventStore`, keys `<prefix>events:...`).
+  the event store (`RedisEventStore`, keys `<prefix>events:...`);
+- the streams this instance relays (`tails`, a `TailHub`): all read by one
+  blocking read on a connection of their own, capped in all
+  (`max_relayed_streams`) and per session (`max_relayed_streams_per_session`).
 
-Every Redis call has a timeout: a client made from a URL gets socket
-timeouts (`timeout_s`; blocking reads wait at most lease/2 beyond it). A
-client given is used as it is.
+Connections (a client made from a URL): requests share a pool of at most
+`max_connections`, waiting at most `pool_timeout_s` for one (then a
+`ConnectionError` that `pool_exhausted` tells, answered 503); the heartbeat
+and inbox reader have two of their own, the relayed streams two more (one
+read, one wake-up). Every connection is named `mcp-<instance id>` (as
+`CLIENT LIST` shows). Every Redis call has a timeout: socket timeouts
+(`timeout_s`; blocking reads wait at most lease/2 beyond it). A client
+given is used as it is (the relayed streams then take one connection of it
+at a time).
 """
 
 from __future__ import annotations
@@ -34,6 +43,7 @@ from typing import TYPE_CHECKING, Any, Final, cast
 
 import msgspec
 
+from mcp_specgen_runtime.jsonrpc.envelope import RequestId, error_reply
 from mcp_specgen_runtime.stores.redis_events import RedisEventStore, entry_field
 from mcp_specgen_runtime.stores.redis_scripts import (
     LuaScript,
@@ -42,17 +52,29 @@ from mcp_specgen_runtime.stores.redis_scripts import (
     blocking,
 )
 from mcp_specgen_runtime.stores.redis_sessions import RedisSessions
+from mcp_specgen_runtime.stores.redis_tails import (
+    DEFAULT_MAX_TAILS,
+    DEFAULT_MAX_TAILS_PER_OWNER,
+    TailHub,
+)
+
+from ...errors import ErrorCode, RpcError
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable
 
 __all__ = [
+    "ABANDONED",
     "DEFAULT_LEASE_S",
+    "DEFAULT_MAX_CONNECTIONS",
+    "DEFAULT_POOL_TIMEOUT_S",
     "DEFAULT_PREFIX",
     "Cluster",
     "ForwardedRequest",
     "InboxFullError",
     "Op",
+    "abandoned_reply",
+    "pool_exhausted",
     "unreachable",
 ]
 
@@ -63,6 +85,13 @@ DEFAULT_LEASE_S: Final = 10.0
 """How long an instance counts as alive after its last heartbeat."""
 DEFAULT_TIMEOUT_S: Final = 5.0
 INBOX_MAXLEN: Final = 10_000
+DEFAULT_MAX_CONNECTIONS: Final = 64
+"""The connections requests share (a client made from a URL)."""
+DEFAULT_POOL_TIMEOUT_S: Final = 2.0
+"""How long a request waits for one of them before it is refused (503)."""
+ABANDONED: Final = (
+    "the server instance serving this request stopped before answering; send it again"
+)
 
 
 _SEND = """
@@ -115,6 +144,20 @@ _encode_op = msgspec.msgpack.Encoder().encode
 _decode_op = msgspec.msgpack.Decoder(Op).decode
 
 
+def abandoned_reply(request: RequestId) -> bytes:
+    """The answer to a request whose instance died before answering it."""
+    return error_reply(request, RpcError(ErrorCode.INTERNAL_ERROR, ABANDONED))
+
+
+def pool_exhausted(error: BaseException) -> bool:
+    """Whether `error` says no pooled connection came in time (all busy)."""
+    from redis.exceptions import ConnectionError as RedisConnectionError
+
+    return isinstance(error, RedisConnectionError) and isinstance(
+        error.__cause__, asyncio.TimeoutError
+    )
+
+
 def unreachable(error: BaseException) -> bool:
     """Whether `error` says Redis cannot be reached (or timed out)."""
     from redis.exceptions import (
@@ -141,6 +184,12 @@ class Cluster:
         timeout_s: the socket timeout of a client made from a URL.
         inbox_max: how many unread ops an inbox holds before `send` to it
             is refused.
+        max_connections: the connections requests share (a URL's client).
+        pool_timeout_s: how long a request waits for one of them.
+        max_relayed_streams: the streams this instance relays at once
+            (forwarded POST answers and GET streams, resumes of streams
+            written elsewhere); one more is refused (503).
+        max_relayed_streams_per_session: the same, per session.
     """
 
     def __init__(
@@ -151,9 +200,17 @@ class Cluster:
         lease_s: float = DEFAULT_LEASE_S,
         timeout_s: float = DEFAULT_TIMEOUT_S,
         inbox_max: int = INBOX_MAXLEN,
+        max_connections: int = DEFAULT_MAX_CONNECTIONS,
+        pool_timeout_s: float = DEFAULT_POOL_TIMEOUT_S,
+        max_relayed_streams: int = DEFAULT_MAX_TAILS,
+        max_relayed_streams_per_session: int = DEFAULT_MAX_TAILS_PER_OWNER,
     ) -> None:
         if inbox_max < 1:
             raise ValueError(f"inbox_max must be positive: {inbox_max}")
+        if max_connections < 1:
+            raise ValueError(f"max_connections must be positive: {max_connections}")
+        if not pool_timeout_s > 0:
+            raise ValueError(f"pool_timeout_s must be positive: {pool_timeout_s}")
         if not lease_s > 0:
             raise ValueError(f"lease_s must be positive: {lease_s}")
         if not timeout_s > 0:
@@ -161,27 +218,60 @@ class Cluster:
         self.lease_s = lease_s
         self.timeout_s = timeout_s
         self.inbox_max = inbox_max
+        self.max_connections = max_connections
+        self.pool_timeout_s = pool_timeout_s
+        self.instance_id = secrets.token_hex(8)
         options = {
             "socket_timeout": timeout_s + lease_s / 2,
             "socket_connect_timeout": timeout_s,
+            "client_name": "mcp-" + self.instance_id,
         }
         self._owns_link = not isinstance(target, RedisLink)
         self.link = (
             target
             if isinstance(target, RedisLink)
-            else RedisLink(target, "Cluster", "session", options)
+            else RedisLink(
+                target,
+                "Cluster",
+                "session",
+                {**options, "max_connections": max_connections},
+                pool_timeout_s=pool_timeout_s,
+            )
         )
         # The heartbeat and the inbox reader get connections of their own
-        # (a URL's client only), so that no request traffic starves them.
-        self.control = (
-            RedisLink(target, "Cluster", "session", {**options, "max_connections": 2})
+        # (a URL's client only), so that no request traffic starves them;
+        # so do the relayed streams' reader and its wake-ups.
+        self.control, tails_link = (
+            (
+                RedisLink(
+                    target, "Cluster", "session", {**options, "max_connections": 2}
+                ),
+                RedisLink(
+                    target,
+                    "Cluster",
+                    "session",
+                    {**options, "max_connections": 2},
+                    pool_timeout_s=timeout_s,
+                ),
+            )
             if isinstance(target, str)
-            else self.link
+            else (self.link, self.link)
         )
         self.prefix = prefix.encode()
-        self.instance_id = secrets.token_hex(8)
         self.alive_prefix = self.prefix + b"instance:"
         self.events = RedisEventStore(self.link, prefix=prefix + "events:")
+        # The reader checks and ends streams on its own connections too.
+        self.tails = TailHub(
+            RedisEventStore(tails_link, prefix=prefix + "events:"),
+            tails_link,
+            alive_prefix=self.alive_prefix,
+            # Half a block: a quiet stream is checked between one and two of
+            # its periods after its last entry, so within a block as before.
+            block_s=self.block_s / 2,
+            abandoned=abandoned_reply,
+            max_tails=max_relayed_streams,
+            max_tails_per_owner=max_relayed_streams_per_session,
+        )
         self.sessions = RedisSessions(
             self.link.client, prefix=prefix, alive_prefix=self.alive_prefix
         )
@@ -192,6 +282,20 @@ class Cluster:
         self._started: asyncio.Future[None] | None = None
         self._last_read: bytes = b"0-0"
         self.closed = False
+
+    def limit_relayed(self, total: int | None, per_session: int | None) -> None:
+        """Set `max_relayed_streams` (`total`) and
+        `max_relayed_streams_per_session` (`per_session`) when given."""
+        for name, value in (
+            ("max_relayed_streams", total),
+            ("max_relayed_streams_per_session", per_session),
+        ):
+            if value is not None and value < 1:
+                raise ValueError(f"{name} must be positive: {value}")
+        if total is not None:
+            self.tails.max_tails = total
+        if per_session is not None:
+            self.tails.max_tails_per_owner = per_session
 
     @classmethod
     def from_url(
@@ -279,7 +383,10 @@ class Cluster:
             raise InboxFullError(instance)
 
     async def _heartbeat(self) -> None:
-        while True:
+        # Not `while True`: a cancellation landing as a beat times out can
+        # come back as an error (redis-py's own timeouts), and the loop would
+        # then outlive `aclose`, which awaits it.
+        while not self.closed:
             await asyncio.sleep(self.lease_s / 3)
             try:
                 # Time-boxed: a late beat must not delay the next one.
@@ -389,6 +496,9 @@ class Cluster:
                         self.instance_key(self.instance_id),
                         self.inbox_key(self.instance_id),
                     )
+        await self.tails.aclose()
+        if self.tails.link is not self.link:
+            await self.tails.link.aclose()
         if self.control is not self.link:
             await self.control.aclose()
         if self._owns_link:

@@ -30,12 +30,16 @@ says for an unknown one or another principal's) and:
   anonymous tasks, derives from the session id), then serves it.
 
 A GET with `Last-Event-ID` of a stream no local task is storing replays it,
-then follows it live to its end. A follower never hangs: a stream whose
-writer instance died before ending it is ended, once, with -32603 for each
-request it still owed ("send it again"), and a POST whose live home does
-not take it (mark its stream, `accept`) within `TAKE_BLOCKS` half leases is
-answered 503 "send it again", its stream ended so that the home skips it; an
-inbox full of unread ops refuses more (503). Graceful shutdown (`aclose`)
+then follows it live to its end. Every stream this instance relays is
+followed by the cluster's `TailHub` (one blocking read for all of them),
+within its limits in all and per session (503 beyond, before anything
+reaches the home); a newer resume of a stream ends its older relay here.
+A follower never hangs: a stream whose writer instance died before ending
+it is ended, once, with -32603 for each request it still owed ("send it
+again"), and a POST whose live home does not take it (mark its stream,
+`accept`) within `TAKE_BLOCKS` half leases is answered 503 "send it again",
+its stream ended so that the home skips it; an inbox full of unread ops
+refuses more (503). Graceful shutdown (`aclose`)
 releases the sessions, hands the inbox's unserved POSTs back (their
 forwarders look again), lets requests in flight finish for up to
 `CLOSE_TIMEOUT_S` (their answers stored: clients resume elsewhere) and ends
@@ -64,6 +68,7 @@ from mcp_specgen_runtime.stores.events import (
     UnknownEventError,
 )
 from mcp_specgen_runtime.stores.redis_events import END
+from mcp_specgen_runtime.stores.redis_tails import TailLimitError
 
 from ...errors import ErrorCode
 from .answers import (
@@ -82,7 +87,7 @@ from .auth import (
     authenticate_request,
     current_request,
 )
-from .cluster import InboxFullError, Op
+from .cluster import InboxFullError, Op, abandoned_reply
 from .headers import (
     LAST_EVENT_ID_HEADER,
     PROTOCOL_VERSION_HEADER,
@@ -107,7 +112,6 @@ from .relay import (
     TOUCH_EVERY_S,
     Moved,
     RefusalRecord,
-    abandoned_reply,
     do_nothing,
     effect_of,
     encode_alone,
@@ -145,14 +149,25 @@ if TYPE_CHECKING:
         RequestId,
     )
     from mcp_specgen_runtime.protocol.session import ServerSession
+    from mcp_specgen_runtime.stores.events import Replay
     from mcp_specgen_runtime.stores.redis_events import Tailed
     from mcp_specgen_runtime.stores.redis_sessions import SessionState
+    from mcp_specgen_runtime.stores.redis_tails import Tail
 
     from .auth import HttpRequest
     from .cluster import Cluster
 
 
 logger = logging.getLogger(__name__)
+
+_LIMITS = {
+    "max_tails": ("max_relayed_streams", "by this server instance"),
+    "max_tails_per_owner": (
+        "max_relayed_streams_per_session",
+        "for this session by this server instance",
+    ),
+}
+"""A hub's limit: its name on `Cluster` and `McpHttpApp`, and whose it is."""
 
 
 class LeaveBudget:
@@ -414,15 +429,18 @@ class ClusterMember:
                     return
                 await respond(send, 202, b"", None, extra)
                 return
-            op.stream = await cluster.events.create_stream(
-                session_id, writer=home, requests=ids
-            )
-            await self._send_op(cluster, home, op)
-            try:
-                await self._relay_answer(cluster, op.stream, ids, receive, send, extra)
-                return
-            except Moved:
-                found = await self._find(session_id, principal)
+            with self._open_tail(cluster, session_id) as tail:
+                op.stream = await cluster.events.create_stream(
+                    session_id, writer=home, requests=ids
+                )
+                cluster.tails.follow(tail, op.stream)
+                await self._send_op(cluster, home, op)
+                try:
+                    await self._relay_answer(cluster, tail, ids, receive, send, extra)
+                    return
+                except Moved:
+                    pass
+            found = await self._find(session_id, principal)
             if not isinstance(found, str):
                 await self._post_legacy(
                     headers, body, message, receive, send, principal
@@ -452,49 +470,47 @@ class ClusterMember:
             ) from None
 
     async def _taken(
-        self, cluster: Cluster, stream_id: str, reply_id: RequestId | None
+        self, cluster: Cluster, tail: Tail, reply_id: RequestId | None
     ) -> AsyncGenerator[Tailed]:
         """The entries of a forwarded POST's stream; when the home, alive,
         has not taken the op (its `ACCEPTED` mark) within `TAKE_BLOCKS`
         block periods, the stream is ended with a 503 refusal ("send it
         again") first, which the home then sees and skips the op."""
-        entries = self._tail(cluster, stream_id)
+        assert tail.stream is not None
         first: Tailed | None = None
+        waited = True
         with anyio.move_on_after(TAKE_BLOCKS * cluster.block_s):
-            first = await anext(entries, None)
-            if first is None:
-                return
-        if first is not None:
-            yield first
-        else:  # cancelled mid-read: that generator is done
-            await entries.aclose()
+            first = await tail.next()
+            waited = False
+        if waited:  # whichever comes first, the refusal or the mark, is read
             record = RefusalRecord(
                 503, NOT_TAKEN, ErrorCode.INTERNAL_ERROR, reply_id=reply_id
             )
-            await cluster.events.end_untouched(stream_id, encode_record(record))
-            entries = self._tail(cluster, stream_id)
-        async with contextlib.aclosing(entries):
-            async for entry in entries:
-                yield entry
+            await cluster.events.end_untouched(tail.stream, encode_record(record))
+            first = await tail.next()
+        while first is not None:
+            yield first
+            first = await tail.next()
 
     async def _relay_answer(
         self,
         cluster: Cluster,
-        stream_id: str,
+        tail: Tail,
         ids: frozenset[RequestId],
         receive: Any,
         send: Any,
         extra: Mapping[str, str],
     ) -> None:
-        """Answer a forwarded POST from its stored stream: JSON when its
-        first message completes it, else SSE with the stored event ids.
+        """Answer a forwarded POST from its stored stream (followed by
+        `tail`): JSON when its first message completes it, else SSE with the
+        stored event ids.
 
         Raises:
             Refused: the home refused it (the same answer as here).
             Moved: the home left before serving it.
         """
         only = next(iter(ids)) if len(ids) == 1 else None
-        entries = self._taken(cluster, stream_id, only)
+        entries = self._taken(cluster, tail, only)
         outcome: Refused | Moved | None = None
         probe = ResponseStream(ids)  # only to tell when the answer is whole
         try:
@@ -511,16 +527,25 @@ class ClusterMember:
         if outcome is not None:
             raise outcome
 
-    def _tail(
-        self, cluster: Cluster, stream_id: str, after: str = "0-0"
-    ) -> AsyncGenerator[Tailed]:
-        return cluster.events.tail(
-            stream_id,
-            after,
-            alive_prefix=cluster.alive_prefix,
-            block_s=cluster.block_s,
-            abandoned=abandoned_reply,
-        )
+    def _open_tail(
+        self, cluster: Cluster, session_id: str, replaces: str | None = None
+    ) -> Tail:
+        """A follower of one of the session's streams (see `TailHub.open`);
+        at a limit, 503 saying which."""
+        try:
+            return cluster.tails.open(session_id, replaces=replaces)
+        except TailLimitError as limit:
+            which = _LIMITS[limit.which]
+            raise Refused(
+                HttpError(
+                    503,
+                    f"too many streams relayed {which[1]} "
+                    f"({which[0]}={limit.limit}); try again later",
+                    ErrorCode.INTERNAL_ERROR,
+                    {"limit": which[0], "value": limit.limit},
+                ),
+                RETRY,
+            ) from None
 
     async def _forward_get(
         self,
@@ -538,49 +563,80 @@ class ClusterMember:
         extra = {SESSION_HEADER: session_id}
         last_event_id = headers.get(LAST_EVENT_ID_HEADER)
         if last_event_id:
-            try:
-                replay = await cluster.events.replay(last_event_id, session_id)
-            except (UnknownEventError, EventsEvictedError) as error:
-                raise refuse(400, f"Cannot resume: {error}") from None
-            head = b"".join(sse_event(e.id, e.message) for e in replay.events)
-            after = resume_after(last_event_id, replay)
-            await self._relay_resumed(replay.stream, after, head, send, receive, extra)
+            await self._relay_replayed(last_event_id, session_id, send, receive)
             return
-        stream_id = await cluster.events.create_stream(session_id, writer=home)
-        await self._send_op(cluster, home, Op("get", session_id, stream=stream_id))
+        with self._open_tail(cluster, session_id) as tail:
+            stream_id = await cluster.events.create_stream(session_id, writer=home)
+            cluster.tails.follow(tail, stream_id)
+            await self._send_op(cluster, home, Op("get", session_id, stream=stream_id))
+            try:
+                await self._relay_resumed(tail, b": open\n\n", send, receive, extra)
+            finally:  # the home holds the session no longer (it goes on storing)
+                detach = Op("detach", session_id, stream=stream_id)
+                await quietly(cluster.send(home, detach))
+
+    async def _relay_replayed(
+        self, last_event_id: str, session_id: str, send: Any, receive: Any
+    ) -> None:
+        """A resume of a stream not written here: what followed
+        `last_event_id` in the store, then the stream live, to its end. An
+        older relay of that stream for this session ends (replaced).
+
+        Raises:
+            Refused: 400, nothing to resume from there; 503, at a limit.
+        """
+        assert self.cluster is not None
+        cluster = self.cluster
         try:
-            await self._relay_resumed(
-                stream_id, "0-0", b": open\n\n", send, receive, extra
-            )
-        finally:  # the home holds the session no longer (it goes on storing)
-            detach = Op("detach", session_id, stream=stream_id)
-            await quietly(cluster.send(home, detach))
+            replay = await cluster.events.replay(last_event_id, session_id)
+        except (UnknownEventError, EventsEvictedError) as error:
+            raise refuse(400, f"Cannot resume: {error}") from None
+        await self._follow_replay(last_event_id, replay, session_id, send, receive)
+
+    async def _follow_replay(
+        self,
+        last_event_id: str,
+        replay: Replay,
+        session_id: str,
+        send: Any,
+        receive: Any,
+    ) -> None:
+        """Send what `replay` found after `last_event_id`, then follow its
+        stream live; an older relay of it for this session ends."""
+        assert self.cluster is not None
+        cluster = self.cluster
+        head = b"".join(sse_event(e.id, e.message) for e in replay.events)
+        with self._open_tail(cluster, session_id, replay.stream) as tail:
+            after = resume_after(last_event_id, replay)
+            cluster.tails.follow(tail, replay.stream, after)
+            extra = {SESSION_HEADER: session_id}
+            await self._relay_resumed(tail, head, send, receive, extra)
 
     async def _relay_resumed(
         self,
-        stream_id: str,
-        after: str,
+        tail: Tail,
         head: bytes,
         send: Any,
         receive: Any,
         extra: Mapping[str, str],
     ) -> None:
-        """Send `head`, then the stream's entries after `after` as they
-        come, to its end marker or until the client leaves."""
-        assert self.cluster is not None
-        entries = self._tail(self.cluster, stream_id, after)
+        """Send `head`, then the entries `tail` follows as they come, to
+        the stream's end marker, until the client leaves, or until the tail
+        stops (replaced by a newer resume, or too slow a client: it resumes
+        from the last event it got)."""
+        primed = tail.after == "0-0"
         await start_sse(send, extra)
         if head:
             await send({"type": "http.response.body", "body": head, "more_body": True})
-        async with contextlib.aclosing(entries), anyio.create_task_group() as tasks:
+        async with anyio.create_task_group() as tasks:
             tasks.start_soon(watch_disconnect, receive, do_nothing, tasks.cancel_scope)
             tasks.start_soon(self._keep_record, extra[SESSION_HEADER])
-            async for entry in entries:
+            async for entry in tail:
                 if entry.kind == END:
                     break
                 if entry.kind == "m":
                     body = sse_event(entry.id, entry.value)
-                elif entry.kind == "p" and after == "0-0":
+                elif entry.kind == "p" and primed:
                     body = sse_event(entry.id, None, self.retry_ms)
                 else:
                     continue
@@ -620,12 +676,15 @@ class ClusterMember:
             await cluster.events.drop_owner(session_id)
             return
         # Wait for the home to end it, so that no instance serves it after.
-        stream_id = await cluster.events.create_stream(session_id, writer=route.home)
-        await self._send_op(
-            cluster, route.home, Op("delete", session_id, stream=stream_id)
-        )
-        async with contextlib.aclosing(self._tail(cluster, stream_id)) as entries:
-            async for _ in entries:
+        with self._open_tail(cluster, session_id) as tail:
+            stream_id = await cluster.events.create_stream(
+                session_id, writer=route.home
+            )
+            cluster.tails.follow(tail, stream_id)
+            await self._send_op(
+                cluster, route.home, Op("delete", session_id, stream=stream_id)
+            )
+            async for _ in tail:
                 pass
 
     async def _serve_op(self, op: Op) -> None:

@@ -83,10 +83,7 @@ from .messages import (
     request_id,
 )
 from .mux import RELEASE, ResponseStream, SessionMux
-from .relay import (
-    quietly,
-    resume_after,
-)
+from .relay import quietly
 from .resumable import StoredStream, sse_event
 from .sessions import (
     LegacySession,
@@ -452,18 +449,13 @@ class LegacySessions(ClusterMember):
             raise refuse(400, f"Cannot resume: {error}") from None
         if live is not None and listener is not None:
             live.take_over(listener)
-        head = b"".join(sse_event(event.id, event.message) for event in replay.events)
-        extra = {SESSION_HEADER: state.session_id}
         if (live is None or listener is None) and self.cluster is not None:
-            await self._relay_resumed(
-                replay.stream,
-                resume_after(last_event_id, replay),
-                head,
-                send,
-                receive,
-                extra,
+            await self._follow_replay(
+                last_event_id, replay, state.session_id, send, receive
             )
             return
+        head = b"".join(sse_event(event.id, event.message) for event in replay.events)
+        extra = {SESSION_HEADER: state.session_id}
         if live is None or listener is None:
             await start_sse(send, extra)
             await send({"type": "http.response.body", "body": head, "more_body": False})

@@ -19,13 +19,10 @@ from msgspec import UnsetType
 from mcp_specgen_runtime.jsonrpc.envelope import (
     BadMessage,
     Envelope,
-    RequestId,
-    error_reply,
 )
 from mcp_specgen_runtime.stores.events import parse_event_id
 from mcp_specgen_runtime.stores.redis_events import END, REFUSAL
 
-from ...errors import ErrorCode, RpcError
 from .asgi import respond, start_sse
 from .auth import HttpRequest
 from .cluster import ForwardedRequest
@@ -66,9 +63,6 @@ TAKE_BLOCKS = 6
 """How many block periods (half leases) a forwarded POST waits for its live
 home to take it before answering `NOT_TAKEN`."""
 NOT_TAKEN = "the session's server instance did not take the request; send it again"
-ABANDONED = (
-    "the server instance serving this request stopped before answering; send it again"
-)
 
 
 class Moved(Exception):
@@ -150,10 +144,6 @@ async def relay_entries(
         return None
     await send({"type": "http.response.body", "body": b"", "more_body": False})
     return None
-
-
-def abandoned_reply(request: RequestId) -> bytes:
-    return error_reply(request, RpcError(ErrorCode.INTERNAL_ERROR, ABANDONED))
 
 
 def do_nothing() -> None:

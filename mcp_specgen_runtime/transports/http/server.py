@@ -76,7 +76,7 @@ from .auth import (
     request_of,
     request_principal,
 )
-from .cluster import unreachable
+from .cluster import pool_exhausted, unreachable
 from .forwarding import LeaveBudget
 from .headers import (
     PROTOCOL_VERSION_HEADER,
@@ -208,6 +208,10 @@ class McpHttpApp(LegacySessions):
             `Cluster` (same Redis): see `forwarding`. Its `events` is then
             the event store (always resumable), and `aclose` leaves the
             cluster and closes it.
+        max_relayed_streams, max_relayed_streams_per_session: with a
+            cluster, the streams this instance relays at once, in all and
+            per session (None: the cluster's, 1,000 and 32 by default); one
+            more is refused with 503 and `Retry-After`.
     """
 
     def __init__(
@@ -231,8 +235,11 @@ class McpHttpApp(LegacySessions):
         stateless: bool = False,
         health_path: str | None = "/healthz",
         cluster: Cluster | None = None,
+        max_relayed_streams: int | None = None,
+        max_relayed_streams_per_session: int | None = None,
     ) -> None:
         if cluster is not None:
+            cluster.limit_relayed(max_relayed_streams, max_relayed_streams_per_session)
             if stateless:
                 raise ValueError("a stateless server needs no cluster")
             if event_store is not None and event_store is not cluster.events:
@@ -337,12 +344,16 @@ class McpHttpApp(LegacySessions):
         except Exception as error:
             if self.cluster is None or not unreachable(error):
                 raise
-            logger.warning("the session store is unreachable: %s", error)
-            refused = HttpError(
-                503,
-                f"the session store is unreachable: {error}",
-                ErrorCode.INTERNAL_ERROR,
-            )
+            if pool_exhausted(error):
+                message = (
+                    "this server instance has no free Redis connection "
+                    f"(max_connections={self.cluster.max_connections}, waited "
+                    f"{self.cluster.pool_timeout_s:g} s); try again"
+                )
+            else:
+                message = f"the session store is unreachable: {error}"
+            logger.warning("%s", message)
+            refused = HttpError(503, message, ErrorCode.INTERNAL_ERROR)
             await respond(send, 503, refused.body(), "application/json", RETRY)
 
     async def _start(self) -> None:

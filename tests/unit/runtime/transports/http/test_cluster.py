@@ -23,8 +23,7 @@ import uvicorn
 from benchmarks.redis_server import RedisServer
 from mcp_specgen_runtime.app import App, Context
 from mcp_specgen_runtime.transports.http import SSEParser
-from mcp_specgen_runtime.transports.http.cluster import Cluster, Op
-from mcp_specgen_runtime.transports.http.relay import ABANDONED
+from mcp_specgen_runtime.transports.http.cluster import ABANDONED, Cluster, Op
 from mcp_specgen_runtime.transports.http.server import McpHttpApp
 from tests.unit.runtime.transports.http.test_server import (
     BASE,
@@ -150,14 +149,23 @@ async def serve(app: McpHttpApp) -> AsyncIterator[str]:
 
 @asynccontextmanager
 async def instances(
-    redis_server: RedisServer, prefix: str, gates: Gates, count: int = 3
+    redis_server: RedisServer,
+    prefix: str,
+    gates: Gates,
+    count: int = 3,
+    http_options: dict[str, Any] | None = None,
+    **cluster_options: Any,
 ) -> AsyncIterator[list[Instance]]:
+    """`count` instances, each with `cluster_options` for its `Cluster` and
+    `http_options` for its `McpHttpApp`."""
     async with AsyncExitStack() as stack:
         found: list[Instance] = []
         for name in "abc"[:count]:
             app = make_app(name, gates)
-            cluster = Cluster.from_url(redis_server.url, prefix=prefix, lease_s=LEASE_S)
-            http = McpHttpApp(app.session(), cluster=cluster)
+            cluster = Cluster.from_url(
+                redis_server.url, prefix=prefix, lease_s=LEASE_S, **cluster_options
+            )
+            http = McpHttpApp(app.session(), cluster=cluster, **(http_options or {}))
             url = await stack.enter_async_context(serve(http))
             found.append(Instance(app, http, url))
         yield found
@@ -202,6 +210,26 @@ def call(request_id: int, name: str, progress: bool = False, **arguments: Any) -
     if progress:
         params["_meta"] = {"progressToken": request_id}
     return rpc(request_id, "tools/call", params)
+
+
+async def served_by(
+    client: httpx.AsyncClient,
+    url: str,
+    headers: dict[str, str],
+    request_id: int = 1,
+) -> str:
+    """The name of the instance that served a `where` call POSTed to `url`."""
+    response = await post(client, url, call(request_id, "where"), headers)
+    assert response.status_code == 200, response.text
+    return text_of(answer_of(response))
+
+
+def answer_of(response: httpx.Response) -> dict[str, Any]:
+    """A POST's answer, JSON or the last message of its SSE stream."""
+    if response.headers["content-type"] == "application/json":
+        found: dict[str, Any] = response.json()
+        return found
+    return sse_messages(response)[-1]
 
 
 def text_of(message: dict[str, Any]) -> str:
@@ -471,8 +499,7 @@ async def test_a_request_in_flight_on_a_dead_home_is_answered_32603(
             assert answer["id"] == 3
             assert answer["error"] == {"code": -32603, "message": ABANDONED}
         gates.release.set()
-        again = await post(client, b.url, call(4, "where"), headers)
-        assert text_of(again.json()) == "b"
+        assert await served_by(client, b.url, headers, 4) == "b"
 
 
 async def test_a_rebuilt_session_keeps_revision_log_level_and_subscriptions(
@@ -526,8 +553,7 @@ async def test_a_graceful_shutdown_hands_sessions_over_and_finishes_requests(
             await gates.started.wait()
             leaving = asyncio.get_running_loop().create_task(a.http.aclose())
             await eventually(lambda: a.http._leaving)
-            moved = await post(client, b.url, call(2, "where"), headers)
-            assert text_of(moved.json()) == "b"
+            assert await served_by(client, b.url, headers, 2) == "b"
             gates.release.set()
             events = Events(response)
             _, finished = await events.message()
@@ -696,8 +722,7 @@ async def test_a_get_stream_relayed_through_another_instance_holds_its_session(
             await eventually(lambda: bool(a.http._detaching))
             await asyncio.sleep(idle_s * 2.5)
             for url in (b.url, a.url):
-                answered = await post(client, url, call(1, "where"), headers)
-                assert text_of(answered.json()) == "a"
+                assert await served_by(client, url, headers, 1) == "a"
         await eventually(lambda: not a.http._detaching)
 
 
@@ -873,8 +898,7 @@ async def test_a_post_the_live_home_does_not_take_is_answered_send_it_again(
         assert refused.json()["id"] == 1
         assert error_of(refused) == {"code": -32603, "message": NOT_TAKEN}
         read_again(a)
-        later = await post(client, b.url, call(2, "where"), headers)
-        assert text_of(later.json()) == "a"
+        assert await served_by(client, b.url, headers, 2) == "a"
         assert not gates.started.is_set()
 
 
@@ -927,16 +951,14 @@ async def test_a_home_whose_lease_lapsed_drops_its_copies(
         headers = session_headers(session_id)
         a.cluster._tasks[0].cancel()  # its heartbeat stalls...
         await expire(redis_server, a)  # ...past its lease
-        moved = await post(client, b.url, call(1, "where"), headers)
-        assert text_of(moved.json()) == "b"
+        assert await served_by(client, b.url, headers, 1) == "b"
         assert session_id in a.http.sessions
         a.cluster._tasks[0] = asyncio.get_running_loop().create_task(
             a.cluster._heartbeat()
         )
         await eventually(lambda: session_id not in a.http.sessions)
         for instance in (a, b):
-            answer = await post(client, instance.url, call(2, "where"), headers)
-            assert text_of(answer.json()) == "b"
+            assert await served_by(client, instance.url, headers, 2) == "b"
 
 
 async def test_a_copy_whose_record_names_another_home_ends_at_its_renewal(
@@ -947,12 +969,199 @@ async def test_a_copy_whose_record_names_another_home_ends_at_its_renewal(
         headers = session_headers(session_id)
         a.cluster._tasks[0].cancel()  # a's lease lapses, b claims the session
         await expire(redis_server, a)
-        moved = await post(client, b.url, call(1, "where"), headers)
-        assert text_of(moved.json()) == "b"
+        assert await served_by(client, b.url, headers, 1) == "b"
         a.cluster._lapsed = None  # only the renewal may notice
         await a.cluster.beat()
         a.http._touched.clear()
         await post(client, a.url, call(2, "where"), headers)
         await eventually(lambda: session_id not in a.http.sessions)
-        later = await post(client, a.url, call(3, "where"), headers)
-        assert text_of(later.json()) == "b"
+        assert await served_by(client, a.url, headers, 3) == "b"
+
+
+# --- relayed streams: one reader, limits, replacement, a bounded pool -------------
+
+
+async def connections_of(redis_server: RedisServer, instance: Instance) -> int:
+    """The Redis connections `instance` holds (named after it)."""
+    from redis.asyncio import Redis
+
+    raw = Redis.from_url(redis_server.url)
+    try:
+        clients: list[dict[str, Any]] = await raw.client_list()
+    finally:
+        await raw.aclose()
+    name = "mcp-" + instance.cluster.instance_id
+    return sum(1 for found in clients if found.get("name") == name)
+
+
+async def rest_of(events: Events) -> list[dict[str, Any] | None]:
+    """What is left of a streamed response, to its end."""
+    found: list[dict[str, Any] | None] = []
+    with anyio.fail_after(LIMIT):
+        try:
+            while True:
+                found.append((await events.next())[1])
+        except (StopAsyncIteration, httpx.ReadError):
+            return found
+
+
+async def test_many_more_relayed_streams_than_connections_all_get_their_events(
+    redis_server: RedisServer, redis_prefix: str, client: httpx.AsyncClient
+) -> None:
+    """Forty answers relayed through b at once, its request pool four
+    connections: b holds a bounded number of connections, and every stream
+    gets all of its events."""
+    gates = Gates()
+    pool, streams, sessions = 4, 40, 4
+    async with instances(
+        redis_server, redis_prefix, gates, 2, max_connections=pool
+    ) as (a, b):
+        opened = [await open_on(client, a.url) for _ in range(sessions)]
+        async with AsyncExitStack() as stack:
+            followed: list[Events] = []
+            for number in range(streams):
+                headers = {**BASE, **session_headers(opened[number % sessions])}
+                response = await stack.enter_async_context(
+                    client.stream(
+                        "POST",
+                        b.url,
+                        json=call(number, "steps", progress=True),
+                        headers=headers,
+                    )
+                )
+                followed.append(Events(response))
+            for events in followed:
+                _, first = await events.message()
+                assert first["params"]["progress"] == 1
+            assert b.cluster.tails.count == streams
+            held = await connections_of(redis_server, b)
+            gates.step.set()
+            for number, events in enumerate(followed):
+                _, second = await events.message()
+                assert second["params"]["progress"] == 2
+                _, result = await events.message()
+                assert result["id"] == number
+                assert text_of(result) == "done on a"
+        # the request pool, the heartbeat and inbox, the relayed streams
+        assert held <= pool + 2 + 2, held
+        await eventually(lambda: b.cluster.tails.count == 0)
+
+
+async def test_a_relayed_stream_past_the_instance_limit_is_refused_503(
+    redis_server: RedisServer, redis_prefix: str, client: httpx.AsyncClient
+) -> None:
+    gates = Gates()
+    async with instances(
+        redis_server, redis_prefix, gates, 2, max_relayed_streams=2
+    ) as (a, b):
+        first, second = [await open_on(client, a.url) for _ in range(2)]
+        loop = asyncio.get_running_loop()
+        blocked = [
+            loop.create_task(post(client, b.url, call(1, "block"), session_headers(s)))
+            for s in (first, second)
+        ]
+        await eventually(lambda: b.cluster.tails.count == 2)
+        headers = session_headers(first)
+        refused = await post(client, b.url, call(2, "where"), headers)
+        assert refused.status_code == 503, refused.text
+        assert refused.headers["retry-after"]
+        error = error_of(refused)
+        assert error["code"] == -32603
+        assert "max_relayed_streams=2" in error["message"]
+        assert error["data"] == {"limit": "max_relayed_streams", "value": 2}
+        assert await served_by(client, a.url, headers, 3) == "a"
+        gates.release.set()
+        for task in blocked:
+            assert text_of(answer_of(await task)) == "released on a"
+        assert await served_by(client, b.url, headers, 4) == "a"
+
+
+async def test_a_relayed_stream_past_the_session_limit_is_refused_503(
+    redis_server: RedisServer, redis_prefix: str, client: httpx.AsyncClient
+) -> None:
+    """Set on `McpHttpApp`: a session with a GET stream relayed through b
+    has no POST relayed there; another session has."""
+    options = {"max_relayed_streams_per_session": 1}
+    async with instances(
+        redis_server, redis_prefix, Gates(), 2, http_options=options
+    ) as (a, b):
+        first, second = [await open_on(client, a.url) for _ in range(2)]
+        stream_headers = {"accept": "text/event-stream", **session_headers(first)}
+        async with client.stream("GET", b.url, headers=stream_headers) as response:
+            assert response.status_code == 200
+            refused = await post(
+                client, b.url, call(1, "where"), session_headers(first)
+            )
+            assert refused.status_code == 503, refused.text
+            assert refused.headers["retry-after"]
+            error = error_of(refused)
+            assert "max_relayed_streams_per_session=1" in error["message"]
+            assert error["data"]["limit"] == "max_relayed_streams_per_session"
+            assert await served_by(client, b.url, session_headers(second), 1) == "a"
+
+
+async def test_a_new_resume_of_a_stream_ends_its_older_relay(
+    redis_server: RedisServer, redis_prefix: str, client: httpx.AsyncClient
+) -> None:
+    """A client resuming again and again through b, each time before the
+    previous response ended: each older relay ends, one tail remains, and
+    the newest gets the rest of the stream."""
+    gates = Gates()
+    async with instances(redis_server, redis_prefix, gates, 2) as (a, b):
+        session_id = await open_on(client, a.url)
+        headers = {**BASE, **session_headers(session_id)}
+        async with AsyncExitStack() as stack:
+            answer = await stack.enter_async_context(
+                client.stream(
+                    "POST", b.url, json=call(1, "steps", progress=True), headers=headers
+                )
+            )
+            older = Events(answer)
+            seen, progress = await older.message()
+            assert progress["params"]["progress"] == 1
+            for _ in range(5):
+                resumed = await stack.enter_async_context(
+                    client.stream(
+                        "GET", b.url, headers={**headers, "last-event-id": seen}
+                    )
+                )
+                assert resumed.status_code == 200
+                assert await rest_of(older) == []
+                assert b.cluster.tails.count == 1
+                older = Events(resumed)
+            gates.step.set()
+            _, second = await older.message()
+            assert second["params"]["progress"] == 2
+            _, result = await older.message()
+            assert text_of(result) == "done on a"
+
+
+async def test_a_request_finding_no_free_redis_connection_is_503_not_a_hang(
+    redis_server: RedisServer, redis_prefix: str, client: httpx.AsyncClient
+) -> None:
+    """b's request pool (one connection) is held: a request through b waits
+    `pool_timeout_s`, then 503 saying why; b's heartbeat goes on."""
+    from mcp_specgen_runtime.stores.redis_scripts import blocking
+
+    async with instances(
+        redis_server, redis_prefix, Gates(), 2, max_connections=1, pool_timeout_s=0.2
+    ) as (a, b):
+        session_id = await open_on(client, a.url)
+        requests = await b.cluster.client()
+        pool: Any = getattr(requests, "connection_pool")  # noqa: B009
+        held = asyncio.ensure_future(
+            blocking(requests, "BLPOP", redis_prefix + "never", LEASE_S * 3)
+        )
+        await eventually(lambda: not pool.can_get_connection())
+        refused = await post(
+            client, b.url, call(1, "where"), session_headers(session_id)
+        )
+        assert refused.status_code == 503, refused.text
+        assert refused.headers["retry-after"]
+        error = error_of(refused)
+        assert error["code"] == -32603
+        assert "no free Redis connection (max_connections=1" in error["message"]
+        await asyncio.sleep(LEASE_S * 1.5)
+        assert await a.cluster.alive(b.cluster.instance_id)
+        await held
+        assert await served_by(client, b.url, session_headers(session_id), 2) == "a"
