@@ -149,6 +149,15 @@ class _ReportsExit(Protocol):
     async def exit_report(self, *, wait: float = ...) -> str: ...
 
 
+class _ModernOnly(NegotiationError):
+    """`initialize` refused by a server that names modern versions the client
+    allows: its probe went unanswered in time, not unspoken."""
+
+    def __init__(self, message: str, offered: Sequence[Any]) -> None:
+        super().__init__(message)
+        self.offered = offered
+
+
 @dataclass(frozen=True)
 class _ProbeFailure:
     """`server/discover` at `version` failed with `error`, which no legacy
@@ -328,6 +337,20 @@ class ClientSession:
             )
         try:
             await self._initialize()
+        except _ModernOnly as refused:
+            # A modern server too slow to answer the probe in time (one
+            # still starting) refuses initialize naming its versions: the
+            # probe is worth a second try now that it answers.
+            if failure is None:
+                again = await self._probe(self._pick(refused.offered))
+                if again is True:
+                    return
+                failure = again or None
+            if failure is None:
+                raise NegotiationError(str(refused)) from None
+            raise DiscoveryError(
+                failure.version, failure.error, refused
+            ) from failure.error
         except (NegotiationError, RpcError) as exc:
             if failure is None:
                 raise
@@ -423,10 +446,13 @@ class ClientSession:
             offered_by_server = _supported(exc)
             if exc.code != UNSUPPORTED_PROTOCOL_VERSION or offered_by_server is None:
                 raise
-            raise NegotiationError(
+            message = (
                 f"the server speaks {offered_by_server}; the client allows "
                 f"{list(self.legacy_versions)} for initialize"
-            ) from None
+            )
+            if any(v in self.modern_versions for v in offered_by_server):
+                raise _ModernOnly(message, offered_by_server) from None
+            raise NegotiationError(message) from None
         answered = msgspec.json.decode(result, type=dict[str, Any]).get(
             "protocolVersion"
         )
