@@ -10,6 +10,7 @@ are chosen by shape as before.
 
 from __future__ import annotations
 
+import typing
 from typing import Any
 
 import msgspec
@@ -45,7 +46,8 @@ def distinct_consts(members: tuple[Any, ...]) -> tuple[tuple[Any, str, str], ...
 def named_member(obj: Any, consts: tuple[tuple[Any, str, str], ...]) -> Any | None:
     """The member whose const `obj` carries; None if it carries none of them."""
     if isinstance(obj, dict):
+        fields = typing.cast("dict[str, Any]", obj)
         for member, key, value in consts:
-            if obj.get(key) == value:
+            if fields.get(key) == value:
                 return member
     return None
