@@ -13,7 +13,9 @@ Unions without a discriminator (`TextResourceContents | BlobResourceContents`)
 cannot be decoded by msgspec directly. Generated code declares them with
 `structural_union`: at run time a marker type whose decoding picks the first
 member that accepts the value, trying members that fit without unknown keys
-first. Recursive aliases (`JSONValue`) are declared with `recursive_alias`.
+first; a member with a const property of its own (`resultType:
+"input_required"`) is the only one tried for a value that carries it.
+Recursive aliases (`JSONValue`) are declared with `recursive_alias`.
 """
 
 from __future__ import annotations
@@ -24,6 +26,10 @@ from typing import Any, TypeVar
 import msgspec
 from msgspec import UNSET, UnsetType, ValidationError
 
+from ._const_choice import (
+    distinct_consts as _distinct_consts,
+    named_member as _named_member,
+)
 from ._encode_walk import with_extras as _with_extras
 from ._error_text import UNKNOWN_FIELD as _UNKNOWN_FIELD
 from ._extras import (
@@ -72,15 +78,21 @@ T = TypeVar("T")
 
 
 class _StructuralUnion(_Marker):
+    _consts: tuple[tuple[Any, str, str], ...] | None = None
+
     @classmethod
     def resolve(cls, obj: Any) -> Any:
+        if cls._consts is None:
+            cls._consts = _distinct_consts(cls.members())
+        named = _named_member(obj, cls._consts) if cls._consts else None
+        members = cls.members() if named is None else (named,)
         errors: list[str] = []
-        for member in cls.members():
+        for member in members:
             try:
                 return _convert(obj, member, allow_extra=False)
             except ValidationError as exc:
                 errors.append(f"{_type_name(member)}: {exc}")
-        for member in cls.members():
+        for member in members:
             try:
                 return _convert_open(obj, member)
             except ValidationError:

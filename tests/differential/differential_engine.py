@@ -734,6 +734,14 @@ class Finding:
         (`key`) that the schema text leaves open but JSON Schema 2020-12
         itself forbids (`"required": 7`): the meta-schema rejects the object
         holding it (`owner`), and without that keyword both accept.
+      `required-absent`: the codec accepts (and round-trips unchanged) an
+        object that lacks required properties (`value`, their names), and
+        that is all jsonschema finds wrong with it.
+      `result-type-decides`: the codec rejects an instance whose result the
+        schema reads by shape alone (an InputRequiredResult with a `resultType`
+        other than `input_required`, or an `input_required` one as the
+        complete type); with the other `resultType` (`value` is the one
+        given) both accept, the codec decoding `owner`.
       `unknown`: none of the above.
     owner: the generated struct that holds the property (the innermost
       struct on the way to it), else the definition under test.
@@ -805,6 +813,12 @@ def _analyse(outcome: Outcome) -> Finding:
                 path=_path_text(path),
                 value=_get(outcome.instance, path),
             )
+    if outcome.problem == "accepts-invalid" and json_equal(
+        outcome.output, outcome.instance
+    ):
+        absent = _required_absent(rev, outcome)
+        if absent is not None:
+            return absent
     if outcome.problem == "rejects-valid":
         floats = [
             path
@@ -816,7 +830,9 @@ def _analyse(outcome: Outcome) -> Finding:
             try:
                 converted = convert(fixed, rev.type_of(outcome.definition))
             except msgspec.ValidationError:
-                converted = None
+                # Rejected for its resultType too (both are listed leniencies)?
+                flipped = _result_type_flipped(rev, outcome.definition, fixed)
+                converted, fixed = flipped[2:] if flipped else (None, fixed)
             if converted is not None and rev.validator(outcome.definition).is_valid(
                 fixed
             ):
@@ -830,7 +846,65 @@ def _analyse(outcome: Outcome) -> Finding:
         keyword = _not_json_schema(rev, outcome)
         if keyword is not None:
             return keyword
+        decided = _result_type_decides(rev, outcome)
+        if decided is not None:
+            return decided
     return Finding(shape="unknown", owner=outcome.definition)
+
+
+def _required_absent(rev: Revision, outcome: Outcome) -> Finding | None:
+    """The `required-absent` finding of an accepted instance, if it is one."""
+    errors = list(rev.validator(outcome.definition).iter_errors(outcome.instance))
+    if not errors or any(e.validator != "required" for e in errors):
+        return None
+    where = tuple(errors[0].absolute_path)
+    missing = sorted(
+        str(key)
+        for e in errors
+        for key in typing.cast("list[Any]", e.validator_value)
+        if isinstance(e.instance, dict) and key not in e.instance
+    )
+    return Finding(
+        shape="required-absent",
+        owner=_owner(outcome.converted, where, outcome.definition),
+        value=tuple(missing),
+        path=_path_text(where),
+    )
+
+
+def _result_type_decides(rev: Revision, outcome: Outcome) -> Finding | None:
+    """The `result-type-decides` finding of a rejected instance, if it is one."""
+    flipped = _result_type_flipped(rev, outcome.definition, outcome.instance)
+    if flipped is None:
+        return None
+    path, said, converted, _ = flipped
+    return Finding(
+        shape="result-type-decides",
+        owner=_owner(converted, path, outcome.definition),
+        key="resultType",
+        value=said,
+        path=_path_text((*path, "resultType")),
+    )
+
+
+def _result_type_flipped(
+    rev: Revision, definition: str, instance: Any
+) -> tuple[Path_, str, Any, Any] | None:
+    """(path, resultType given, converted, instance) of the first `resultType`
+    that, made the other kind (input_required or not), lets both accept."""
+    for path, node in _nodes(instance):
+        if not isinstance(node, dict) or not isinstance(node.get("resultType"), str):
+            continue
+        said = node["resultType"]
+        other = "complete" if said == "input_required" else "input_required"
+        fixed = _replace(instance, path, {**node, "resultType": other})
+        try:
+            converted = convert(fixed, rev.type_of(definition))
+        except msgspec.ValidationError:
+            continue
+        if rev.validator(definition).is_valid(fixed):
+            return path, said, converted, fixed
+    return None
 
 
 _META_2020_12 = jsonschema.Draft202012Validator(
@@ -849,7 +923,10 @@ def _not_json_schema(rev: Revision, outcome: Outcome) -> Finding | None:
     )
     for cut in range(len(path) - 1, -1, -1):
         holder, keyword = path[:cut], path[cut]
-        node = _get(outcome.instance, holder)
+        try:
+            node = _get(outcome.instance, holder)
+        except (KeyError, IndexError, TypeError):
+            continue  # a location inside a union member, not from the top
         if not isinstance(keyword, str) or not isinstance(node, dict):
             continue
         if _META_2020_12.is_valid(node):

@@ -29,14 +29,16 @@ from differential_engine import Finding, Outcome, analyse
 @dataclass(frozen=True)
 class Leniency:
     shape: str
-    """`default-added`, `integral-float`, `fractional-number` or
-    `not-json-schema` (see `Finding`); `tag-added` is no longer needed (the
+    """`default-added`, `integral-float`, `fractional-number`,
+    `not-json-schema`, `required-absent` or `result-type-decides` (see
+    `Finding`); `tag-added` is no longer needed (the
     runtime now insists on the tag of a standalone struct)."""
     reason: str
     key: str | None = None
     """The property concerned (None: any)."""
     value: Any = None
-    """The value the round trip adds (`default-added` only)."""
+    """The value the round trip adds (`default-added`); the properties that
+    may be absent (`required-absent`)."""
 
     def matches(self, finding: Finding) -> bool:
         if finding.shape != self.shape:
@@ -45,6 +47,8 @@ class Leniency:
             return False
         if self.shape == "tag-added" and not finding.standalone:
             return False  # msgspec always checks the tag inside a union
+        if self.shape == "required-absent":
+            return set(finding.value) <= set(self.value)
         return self.shape != "default-added" or finding.value == self.value
 
 
@@ -125,6 +129,32 @@ _TOOL_SCHEMA_KEYWORDS = Leniency(
     ),
 )
 
+_INPUT_REQUIRED_CONST = Leniency(
+    shape="result-type-decides",
+    key="resultType",
+    reason=(
+        "a strictness, not a leniency: schema/overrides/input-required-tag.toml "
+        "makes `InputRequiredResult.resultType` the const 'input_required' (the "
+        "specification's ResultType: input_required means an InputRequiredResult, "
+        "complete the final content), and a result union decodes the member its "
+        "resultType names. jsonschema (original schema: any string) also reads an "
+        "InputRequiredResult with another resultType, or an input_required result "
+        "as the complete type; the codec rejects both."
+    ),
+)
+
+_READ_CACHE_HINTS = Leniency(
+    shape="required-absent",
+    value=("cacheScope", "ttlMs"),
+    reason=(
+        "schema/overrides/ttl-absent.toml lets ReadResourceResult lack `ttlMs` "
+        "and `cacheScope` (the specification's own resources/read response "
+        "example has neither; SEP-2549: earlier servers send none). jsonschema "
+        "(original schema: required) rejects the instance; the codec accepts it, "
+        "leaves them UNSET and round-trips it unchanged."
+    ),
+)
+
 LENIENCIES: dict[tuple[str, str], Leniency] = {
     # 1. Absent resultType means "complete" (schema/overrides).
     **{
@@ -138,6 +168,11 @@ LENIENCIES: dict[tuple[str, str], Leniency] = {
     ("*", "ElicitResult"): _ELICIT_NUMBER,
     # 4. Tool schemas: typed JSON Schema keywords (schema/overrides).
     **{(rev, "Tool*putSchema"): _TOOL_SCHEMA_KEYWORDS for rev in MODERN_REVISIONS},
+    # 5. resultType names the member of a result union (schema/overrides).
+    **{(rev, "*"): _INPUT_REQUIRED_CONST for rev in MODERN_REVISIONS},
+    # 6. A read result may lack its cache hints (schema/overrides); the owner
+    # pattern is spelled apart from entry 1's, which has the plain name.
+    **{(rev, "[R]eadResourceResult"): _READ_CACHE_HINTS for rev in MODERN_REVISIONS},
 }
 
 

@@ -1139,7 +1139,7 @@ class InputRequiredResult(OpenStruct, kw_only=True):
     At least one of `inputRequests` or `requestState` MUST be present.
     """
 
-    result_type: str = msgspec.field(name="resultType")
+    result_type: Literal["input_required"] = msgspec.field(name="resultType")
     """Indicates the type of the result, which allows the client to determine how to
     parse the result object.
 
@@ -2068,18 +2068,6 @@ class ReadResourceRequestParams(OpenStruct, kw_only=True):
 class ReadResourceResult(OpenStruct, kw_only=True):
     """The result returned by the server for a `resources/read` request."""
 
-    cache_scope: Literal["private", "public"] = msgspec.field(name="cacheScope")
-    """Indicates the intended scope of the cached response, analogous to HTTP
-    `Cache-Control: public` vs `Cache-Control: private`.
-
-    - `"public"`: The response does not contain user-specific data. Any client or
-      intermediary (e.g., shared gateway, caching proxy) MAY cache the response
-      and serve it across authorization contexts.
-    - `"private"`: The response MAY be cached and reused only within the same
-      authorization context. Caches MUST NOT be shared across authorization
-      contexts (e.g., a different access token requires a different cache).
-    """
-
     contents: list[ReadResourceResultContentsItem]
 
     result_type: str = msgspec.field(default="complete", name="resultType")
@@ -2092,7 +2080,25 @@ class ReadResourceResult(OpenStruct, kw_only=True):
     `resultType`), the client MUST treat the absent field as `"complete"`.
     """
 
-    ttl_ms: Annotated[int, msgspec.Meta(ge=0)] = msgspec.field(name="ttlMs")
+    cache_scope: Literal["private", "public"] | UnsetType = msgspec.field(
+        default=UNSET, name="cacheScope"
+    )
+    """Indicates the intended scope of the cached response, analogous to HTTP
+    `Cache-Control: public` vs `Cache-Control: private`.
+
+    - `"public"`: The response does not contain user-specific data. Any client or
+      intermediary (e.g., shared gateway, caching proxy) MAY cache the response
+      and serve it across authorization contexts.
+    - `"private"`: The response MAY be cached and reused only within the same
+      authorization context. Caches MUST NOT be shared across authorization
+      contexts (e.g., a different access token requires a different cache).
+    """
+
+    meta: ResultMetaObject | UnsetType = msgspec.field(default=UNSET, name="_meta")
+
+    ttl_ms: Annotated[int, msgspec.Meta(ge=0)] | UnsetType = msgspec.field(
+        default=UNSET, name="ttlMs"
+    )
     """A hint from the server indicating how long (in milliseconds) the client MAY
     cache this response before re-fetching. Semantics are analogous to HTTP
     Cache-Control max-age.
@@ -2102,8 +2108,6 @@ class ReadResourceResult(OpenStruct, kw_only=True):
     - If positive, the client SHOULD consider the result fresh for this many
       milliseconds after receiving the response.
     """
-
-    meta: ResultMetaObject | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
 
 class ReadResourceResultResponse(OpenStruct, kw_only=True):

@@ -303,6 +303,60 @@ async def test_typed_clients_of_any_revision_work_on_any_session(
 
 
 @pytest.mark.anyio
+async def test_an_input_round_with_content_is_answered_not_taken_as_the_result() -> (
+    None
+):
+    """`resultType: "input_required"` decides, though a `content` key would
+    make the result fit `CallToolResult` too."""
+    served = session("2026-07-28").handler()
+    retries: list[Any] = []
+
+    async def asking_first(method: str, params: bytes | None) -> bytes | None:
+        if method == "tools/call":
+            sent = msgspec.json.decode(params or b"{}")
+            if sent.get("requestState") != "s1":
+                return msgspec.json.encode(
+                    {
+                        "resultType": "input_required",
+                        "requestState": "s1",
+                        "content": [{"type": "text", "text": "wait"}],
+                    }
+                )
+            retries.append(sent.pop("requestState"))
+            params = msgspec.json.encode(sent)
+        return await served(method, params)
+
+    async with client_of(asking_first) as client:
+        result = await v2026_07_28.Client(client).call_tool(**ECHO)
+    assert isinstance(result, v2026_07_28.CallToolResult)
+    assert result.content[0].text == "hi"
+    assert retries == ["s1"]
+
+
+@pytest.mark.anyio
+async def test_a_complete_read_without_cache_hints_is_the_read_result() -> None:
+    """The specification's own example of a read result has no ttlMs or
+    cacheScope; it was taken for an `InputRequiredResult` and answered."""
+    served = session("2026-07-28").handler()
+    contents = [{"uri": "file:///a", "text": "a"}]
+
+    async def reading(method: str, params: bytes | None) -> bytes | None:
+        if method == "resources/read":
+            return msgspec.json.encode({"resultType": "complete", "contents": contents})
+        answer = await served(method, params)
+        if method == "server/discover" and answer is not None:
+            found = msgspec.json.decode(answer)
+            found["capabilities"]["resources"] = {}
+            answer = msgspec.json.encode(found)
+        return answer
+
+    async with client_of(reading) as client:
+        result = await v2026_07_28.Client(client).read_resource(uri="file:///a")
+    assert isinstance(result, v2026_07_28.ReadResourceResult)
+    assert result.contents[0].text == "a"
+
+
+@pytest.mark.anyio
 async def test_a_modern_call_carries_the_envelope_and_keeps_its_own_meta() -> None:
     seen: list[dict[str, Any]] = []
     modern = session("2026-07-28").handler()
