@@ -28,10 +28,12 @@ Decisions worth knowing:
 
 - The first request of a connection decides its era (like the official Python
   SDK): `initialize` makes it legacy, an enveloped request that is served makes
-  it modern. A legacy connection then refuses enveloped requests (-32600); a
-  modern one refuses `initialize` (-32022, listing the modern versions) and
-  requests without the envelope, `ping` included (-32602, as the Python SDK
-  does). 2026-07-28 has no `ping`: with the envelope it is -32601.
+  it modern (`server/discover` only once its result was built: a failed
+  discover leaves the era undecided, as over HTTP). A legacy connection then
+  refuses enveloped requests (-32600); a modern one refuses `initialize`
+  (-32022, listing the modern versions) and requests without the envelope,
+  `ping` included (-32602, as the Python SDK does). 2026-07-28 has no `ping`:
+  with the envelope it is -32601.
 - A session without modern handlers ignores the envelope altogether (it behaves
   like a legacy-only server, so probing clients fall back to `initialize`).
 - A session without legacy handlers answers `initialize` with -32022 listing
@@ -898,10 +900,16 @@ class ServerConnection:
             if notification:
                 return None
             raise session.unsupported(version)
+        if method == DISCOVER:
+            # Built before the era is settled: a discover that fails decides
+            # nothing, so the client's initialize fallback is still served
+            # (as over HTTP, where each request meets a fresh connection).
+            result = session.discover_result(version)
+            self.era = "modern"
+            self.protocol_version = version
+            return result
         self.era = "modern"
         self.protocol_version = version
-        if method == DISCOVER:
-            return session.discover_result(version)
         if method == PING and PING not in revision.package.METHODS:
             # 2026-07-28 has no ping. Not a MethodNotFoundError, which the
             # engine would answer with {} for liveness.
