@@ -110,17 +110,20 @@ def fit(
     *,
     label: str,
     fill: Mapping[str, Any] | None = None,
+    keep_unknown: bool = True,
 ) -> Converted[Any]:
     """Fit a value (generated types or builtins) to `target_type` in one step.
 
     Unlike `convert_across`, which walks every revision in between, this goes
     straight to the target, so a property both ends define survives even when
     a revision in between lacks it. `label` names the step in drop reasons.
+    Without `keep_unknown`, properties the target does not define are dropped
+    even from open structs, all but `_meta` (reserved in every revision).
 
     Raises:
         ConversionError: the value lacks something the target requires.
     """
-    fitter = _Fitter({}, label, fill)
+    fitter = _Fitter({}, label, fill, keep_unknown=keep_unknown)
     try:
         result = fitter.fit(to_builtins(value), target_type, "$")
     except _DoesNotFit as exc:
@@ -174,10 +177,13 @@ class _Fitter:
         table: Mapping[str, frozenset[str]],
         step: str,
         fill: Mapping[str, Any] | None = None,
+        *,
+        keep_unknown: bool = True,
     ) -> None:
         self.table = table
         self.step = step
         self.fill = fill or {}
+        self.keep_unknown = keep_unknown
         self.report: list[tuple[bool, Dropped]] = []
         """(dropped?, what) in the order met; False means kept as unknown."""
 
@@ -221,7 +227,7 @@ class _Fitter:
         fields = struct_fields(tp)
         tag_field = tp.__struct_config__.tag_field
         listed = self.table.get(tp.__name__, frozenset())
-        keep_unknown = issubclass(tp, OpenStruct)
+        is_open = issubclass(tp, OpenStruct)
         kept: dict[str, Any] = {}
         notes: list[tuple[bool, Dropped]] = []
         for key, value in obj.items():
@@ -232,6 +238,7 @@ class _Fitter:
             else:
                 table = " (generated table)" if key in listed else ""
                 what = f"{tp.__name__} has no `{key}`{table}"
+                keep_unknown = is_open and (self.keep_unknown or key == "_meta")
                 if keep_unknown:
                     kept[key] = value
                     what += "; kept as an unknown key"

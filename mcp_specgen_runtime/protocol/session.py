@@ -109,7 +109,7 @@ from mcp_specgen_runtime.jsonrpc.dispatch import (
 from mcp_specgen_runtime.jsonrpc.envelope import UNREADABLE
 from mcp_specgen_runtime.jsonrpc.serving import enter_request, leave_request
 
-from .adapt import adapt, conversion_fill, nearest
+from .adapt import adapt, conversion_fill, nearest, notification_fit
 from .client_requests import (
     ClientExchange,
     InputRequired,
@@ -137,6 +137,7 @@ if TYPE_CHECKING:
     from types import ModuleType
 
     from mcp_specgen_runtime.codec.spec import Handlers
+    from mcp_specgen_runtime.jsonrpc.serving import NotificationFit
     from mcp_specgen_runtime.stores.redis_keys import RedisKeys
     from mcp_specgen_runtime.stores.tasks import TaskRecord
 
@@ -489,6 +490,7 @@ class ServerSession:
             self.add_extension(self.tasks_extension.extension())
         self._capabilities: dict[str, Any] = {}
         self._discover: dict[str, bytes] = {}
+        self._notification_fits: dict[str, NotificationFit | None] = {}
         self._stamp_meta = msgspec.json.encode(
             {META_SERVER_INFO: {"name": name, "version": version}}
         )
@@ -633,6 +635,16 @@ class ServerSession:
             self._discover[version] = found
         return found
 
+    def notification_fit(self, revision: Revision) -> NotificationFit | None:
+        """What fits the notifications the handler of `revision` sends to its
+        peers, None when it was written for that revision (nothing to do)."""
+        if revision.package is revision.written_for:
+            return None
+        version = revision.version
+        if version not in self._notification_fits:
+            self._notification_fits[version] = notification_fit(revision.package)
+        return self._notification_fits[version]
+
     def negotiate(self, requested: object) -> str:
         """The legacy version to answer an `initialize` offering `requested`."""
         if isinstance(requested, str) and requested in self.legacy_versions:
@@ -672,6 +684,13 @@ def _invalid_request(message: str) -> RpcError:
     return RpcError(ErrorCode.INVALID_REQUEST, message)
 
 
+def _fit_request(fit: NotificationFit) -> None:
+    """Fit the notifications the request in progress sends with `fit`."""
+    context = request_in_progress()
+    if context is not None:
+        context.fit = fit
+
+
 def _is_notification(method: str) -> bool:
     return method.startswith("notifications/")
 
@@ -694,6 +713,8 @@ class ServerConnection:
         self._legacy: Revision | None = None
         self._exchange: ClientExchange | None = None
         self._envelope: dict[str, Any] = {}
+        self._fit: NotificationFit | None = None
+        """Fits each legacy request's notifications when its peer does not."""
         self._tasks: TaskManager | None = None
         self.key = secrets.token_urlsafe(16)
         """Names this connection as the owner of its anonymous tasks."""
@@ -747,8 +768,14 @@ class ServerConnection:
         result = encode(session.initialize_result(version))
         capabilities = to_builtins(decoded.capabilities)
         connection = current_request().connection
+        fit = session.notification_fit(revision)
         if isinstance(connection, Connection):
             connection.allow_batches = version in BATCH_VERSIONS
+            # On the connection, so that notifications sent outside any
+            # request (list changes, resource updates) fit too.
+            connection.fit_notification = fit
+        else:
+            self._fit = fit
         self.initialize_params = decoded
         self.protocol_version = version
         self.era = "legacy"
@@ -776,6 +803,7 @@ class ServerConnection:
         self.era = "legacy"
         self._legacy = revision
         self._exchange = ClientExchange(revision.package, {}, unreachable=unreachable)
+        self._fit = self.session.notification_fit(revision)
         if self.session.runs_tasks(revision):
             self._tasks = self.session.tasks
         if revision.needs_envelope:
@@ -791,6 +819,8 @@ class ServerConnection:
         self, revision: Revision, method: str, params: bytes | None
     ) -> bytes | None:
         assert self._exchange is not None
+        if self._fit is not None:
+            _fit_request(self._fit)
         tasks = self._tasks
         if tasks is not None:
             if method in wire2025.TASK_METHODS:
@@ -917,6 +947,9 @@ class ServerConnection:
         if notification:
             await revision.dispatcher.dispatch(method, params)
             return None
+        fit = session.notification_fit(revision)
+        if fit is not None:
+            _fit_request(fit)
         extension = session.extension_for(method)
         return session.stamp(
             await self._serve_modern(revision, method, params, probe, extension)
