@@ -254,7 +254,7 @@ class ModernHandlers(modern.ServerHandlers):
             frozenset(accepted.get("resourceSubscriptions", ())),
             frozenset(tasks),
         )
-        await request.connection.notify(
+        await request.notify(
             ACKNOWLEDGED, {"notifications": accepted, "_meta": listener.meta}
         )
         self.app.changes.add(listener)

@@ -123,6 +123,7 @@ def fit(
     label: str,
     fill: Mapping[str, Any] | None = None,
     list_unknown: bool = True,
+    keep_unknown: bool = True,
 ) -> Converted[Any]:
     """Fit a value (generated types or builtins) to `target_type` in one step.
 
@@ -132,16 +133,18 @@ def fit(
     With `list_unknown` False, keys the target does not name are kept all the
     same but not listed in `Converted.unknown`, which lets a value that needs
     nothing dropped or filled in go through in one pass of the codec.
+    Without `keep_unknown`, properties the target does not define are dropped
+    even from open structs, all but `_meta` (reserved in every revision).
 
     Raises:
         ConversionError: the value lacks something the target requires.
     """
     builtins = to_builtins(value)
-    if not list_unknown:
+    if keep_unknown and not list_unknown:
         kept = _keeping_unknown(builtins, target_type)
         if kept is not _MISS:
             return Converted(value=kept, dropped=(), unknown=())
-    fitter = _Fitter({}, label, fill)
+    fitter = _Fitter({}, label, fill, keep_unknown=keep_unknown)
     try:
         result = fitter.fit(builtins, target_type, "$")
     except _DoesNotFit as exc:
@@ -226,10 +229,13 @@ class _Fitter:
         table: Mapping[str, frozenset[str]],
         step: str,
         fill: Mapping[str, Any] | None = None,
+        *,
+        keep_unknown: bool = True,
     ) -> None:
         self.table = table
         self.step = step
         self.fill = fill or {}
+        self.keep_unknown = keep_unknown
         self.report: list[tuple[bool, Dropped]] = []
         """(dropped?, what) in the order met; False means kept as unknown."""
 
@@ -277,7 +283,7 @@ class _Fitter:
         fields = struct_fields(tp)
         tag_field = tp.__struct_config__.tag_field
         listed = self.table.get(tp.__name__, frozenset())
-        keep_unknown = issubclass(tp, OpenStruct)
+        is_open = issubclass(tp, OpenStruct)
         kept: dict[str, Any] = {}
         notes: list[tuple[bool, Dropped]] = []
         for key, value in obj.items():
@@ -288,6 +294,7 @@ class _Fitter:
             else:
                 table = " (generated table)" if key in listed else ""
                 what = f"{tp.__name__} has no `{key}`{table}"
+                keep_unknown = is_open and (self.keep_unknown or key == "_meta")
                 if keep_unknown:
                     kept[key] = value
                     what += "; kept as an unknown key"

@@ -80,6 +80,7 @@ from .envelope import (
 from .id_scan import scan_id
 from .serving import (
     Handler,
+    NotificationFit,
     Peer,
     RequestContext,
     current_request,
@@ -101,6 +102,7 @@ __all__ = [
     "DEFAULT_MAX_IN_FLIGHT",
     "Connection",
     "Handler",
+    "NotificationFit",
     "Peer",
     "RequestContext",
     "RequestId",
@@ -204,6 +206,9 @@ class Connection:
         self.transport = transport
         self.handler = handler
         self.allow_batches = allow_batches
+        self.fit_notification: NotificationFit | None = None
+        """Fits every notification `notify` sends to the peer's revision
+        (None: sent as given); set once the revision is negotiated."""
         self.drain_timeout = drain_timeout
         self.max_in_flight = max_in_flight
         # A transport that authenticates its peer names who sent each request.
@@ -380,6 +385,9 @@ class Connection:
         """
         if self._closed:
             raise TransportError("the connection is closed")
+        fit = self.fit_notification
+        if fit is not None:
+            params = fit(method, params)
         message = OutNotification(method=method, params=_raw(params))
         await self._send(encoder.encode(message))
 

@@ -28,6 +28,7 @@ from .envelope import OutResult, RequestId, encoder, error_reply, internal_error
 
 __all__ = [
     "Handler",
+    "NotificationFit",
     "Peer",
     "RequestContext",
     "current_request",
@@ -45,6 +46,10 @@ Handler: TypeAlias = Callable[[str, bytes | None], Awaitable[bytes | None]]
 """Serves one incoming message: `(method, raw params or None)` to the encoded
 result, or None (for notifications; a request answered with None gets `{}`).
 `Dispatcher.dispatch` has this signature. Raise `RpcError` to send an error."""
+
+NotificationFit: TypeAlias = Callable[[str, Any], Any]
+"""Fits an outgoing notification's params, `(method, params)` to the params
+to send, to the revision the peer speaks."""
 
 logger = logging.getLogger(__name__)
 
@@ -100,6 +105,10 @@ class RequestContext:
         self.meta: dict[str, Any] | None = None
         """`_meta` entries added to the progress this request reports (a
         task's related-task key)."""
+        self.fit: NotificationFit | None = None
+        """Fits the notifications `notify` sends (None: sent as given), set
+        when the peer's revision is not the one the handler was written for
+        and the peer does not fit them itself."""
         self._progress: float | None = None
 
     def derive(self, *, meta: dict[str, Any] | None = None) -> RequestContext:
@@ -113,8 +122,20 @@ class RequestContext:
             principal=self.principal,
         )
         copy.meta = meta
+        copy.fit = self.fit
         copy._progress = self._progress
         return copy
+
+    async def notify(self, method: str, params: Any) -> None:
+        """Send a notification to the peer, fitted to its revision.
+
+        Raises:
+            TransportError: the connection is closed.
+        """
+        fit = self.fit
+        await self.connection.notify(
+            method, params if fit is None else fit(method, params)
+        )
 
     async def report_progress(
         self, progress: float, total: float | None = None, message: str | None = None
@@ -145,7 +166,7 @@ class RequestContext:
             params["message"] = message
         if self.meta:
             params["_meta"] = self.meta
-        await self.connection.notify(PROGRESS, params)
+        await self.notify(PROGRESS, params)
 
 
 _current: contextvars.ContextVar[RequestContext] = contextvars.ContextVar(

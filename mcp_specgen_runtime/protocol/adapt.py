@@ -13,6 +13,10 @@ never had come from `fill`: the session sets it per request with
 `conversion_fill()` (for 2026 params, the request `_meta` envelope built from
 the legacy handshake); results of the modern era get `ttlMs: 0` and
 `cacheScope: "private"`, the values that promise nothing.
+
+`notification_fit(package)` fits the notifications such handlers send the same
+way, dropping what the target revision does not define (a 2024-11-05 peer gets
+no progress `message`); notifications it does not define go as they are.
 """
 
 from __future__ import annotations
@@ -39,7 +43,14 @@ if TYPE_CHECKING:
 
     from mcp_specgen_runtime.codec.spec import Handlers, MethodSpec
 
-__all__ = ["RESULT_FILL", "adapt", "conversion_fill", "nearest", "package_of_version"]
+__all__ = [
+    "RESULT_FILL",
+    "adapt",
+    "conversion_fill",
+    "nearest",
+    "notification_fit",
+    "package_of_version",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -170,3 +181,32 @@ def _log(converted: Converted[Any]) -> None:
         logger.info("conversion dropped %s: %s", item.path, item.reason)
     for item in converted.unknown:
         logger.debug("conversion kept %s: %s", item.path, item.reason)
+
+
+def notification_fit(package: ModuleType) -> Callable[[str, Any], Any]:
+    """Fits outgoing notifications' params to the revision of `package`:
+    properties it does not define are dropped (`_meta` is kept). A params
+    object it cannot express at all goes as it is, logged."""
+    methods: Mapping[str, MethodSpec] = package.METHODS
+    version: str = package.PROTOCOL_VERSION
+
+    def fit_notification(method: str, params: Any) -> Any:
+        spec = methods.get(method)
+        if spec is None or spec.kind != "notification" or spec.params is None:
+            return params
+        if params is None:
+            return None
+        try:
+            converted = fit(
+                params,
+                spec.params,
+                label=f"{method} params, sent at {version}",
+                keep_unknown=False,
+            )
+        except ConversionError:
+            logger.warning("%s not fitted to %s", method, version, exc_info=True)
+            return params
+        _log(converted)
+        return converted.value
+
+    return fit_notification

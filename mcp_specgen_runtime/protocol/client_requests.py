@@ -450,7 +450,7 @@ async def log_to_client(level: str, data: Any, logger: str | None = None) -> boo
         params["logger"] = logger
     from mcp_specgen_runtime.jsonrpc.connection import current_request
 
-    await current_request().connection.notify("notifications/message", params)
+    await current_request().notify("notifications/message", params)
     return True
 
 

@@ -28,10 +28,12 @@ Decisions worth knowing:
 
 - The first request of a connection decides its era (like the official Python
   SDK): `initialize` makes it legacy, an enveloped request that is served makes
-  it modern. A legacy connection then refuses enveloped requests (-32600); a
-  modern one refuses `initialize` (-32022, listing the modern versions) and
-  requests without the envelope, `ping` included (-32602, as the Python SDK
-  does). 2026-07-28 has no `ping`: with the envelope it is -32601.
+  it modern (`server/discover` only once its result was built: a failed
+  discover leaves the era undecided, as over HTTP). A legacy connection then
+  refuses enveloped requests (-32600); a modern one refuses `initialize`
+  (-32022, listing the modern versions) and requests without the envelope,
+  `ping` included (-32602, as the Python SDK does). 2026-07-28 has no `ping`:
+  with the envelope it is -32601.
 - A session without modern handlers ignores the envelope altogether (it behaves
   like a legacy-only server, so probing clients fall back to `initialize`).
 - A session without legacy handlers answers `initialize` with -32022 listing
@@ -107,7 +109,7 @@ from mcp_specgen_runtime.jsonrpc.dispatch import (
 from mcp_specgen_runtime.jsonrpc.envelope import UNREADABLE
 from mcp_specgen_runtime.jsonrpc.serving import enter_request, leave_request
 
-from .adapt import adapt, conversion_fill, nearest
+from .adapt import adapt, conversion_fill, nearest, notification_fit
 from .client_requests import (
     ClientExchange,
     InputRequired,
@@ -135,6 +137,7 @@ if TYPE_CHECKING:
     from types import ModuleType
 
     from mcp_specgen_runtime.codec.spec import Handlers
+    from mcp_specgen_runtime.jsonrpc.serving import NotificationFit
     from mcp_specgen_runtime.stores.redis_keys import RedisKeys
     from mcp_specgen_runtime.stores.tasks import TaskRecord
 
@@ -487,6 +490,7 @@ class ServerSession:
             self.add_extension(self.tasks_extension.extension())
         self._capabilities: dict[str, Any] = {}
         self._discover: dict[str, bytes] = {}
+        self._notification_fits: dict[str, NotificationFit | None] = {}
         self._stamp_meta = msgspec.json.encode(
             {META_SERVER_INFO: {"name": name, "version": version}}
         )
@@ -631,6 +635,16 @@ class ServerSession:
             self._discover[version] = found
         return found
 
+    def notification_fit(self, revision: Revision) -> NotificationFit | None:
+        """What fits the notifications the handler of `revision` sends to its
+        peers, None when it was written for that revision (nothing to do)."""
+        if revision.package is revision.written_for:
+            return None
+        version = revision.version
+        if version not in self._notification_fits:
+            self._notification_fits[version] = notification_fit(revision.package)
+        return self._notification_fits[version]
+
     def negotiate(self, requested: object) -> str:
         """The legacy version to answer an `initialize` offering `requested`."""
         if isinstance(requested, str) and requested in self.legacy_versions:
@@ -670,6 +684,13 @@ def _invalid_request(message: str) -> RpcError:
     return RpcError(ErrorCode.INVALID_REQUEST, message)
 
 
+def _fit_request(fit: NotificationFit) -> None:
+    """Fit the notifications the request in progress sends with `fit`."""
+    context = request_in_progress()
+    if context is not None:
+        context.fit = fit
+
+
 def _is_notification(method: str) -> bool:
     return method.startswith("notifications/")
 
@@ -692,6 +713,8 @@ class ServerConnection:
         self._legacy: Revision | None = None
         self._exchange: ClientExchange | None = None
         self._envelope: dict[str, Any] = {}
+        self._fit: NotificationFit | None = None
+        """Fits each legacy request's notifications when its peer does not."""
         self._tasks: TaskManager | None = None
         self.key = secrets.token_urlsafe(16)
         """Names this connection as the owner of its anonymous tasks."""
@@ -745,8 +768,14 @@ class ServerConnection:
         result = encode(session.initialize_result(version))
         capabilities = to_builtins(decoded.capabilities)
         connection = current_request().connection
+        fit = session.notification_fit(revision)
         if isinstance(connection, Connection):
             connection.allow_batches = version in BATCH_VERSIONS
+            # On the connection, so that notifications sent outside any
+            # request (list changes, resource updates) fit too.
+            connection.fit_notification = fit
+        else:
+            self._fit = fit
         self.initialize_params = decoded
         self.protocol_version = version
         self.era = "legacy"
@@ -774,6 +803,7 @@ class ServerConnection:
         self.era = "legacy"
         self._legacy = revision
         self._exchange = ClientExchange(revision.package, {}, unreachable=unreachable)
+        self._fit = self.session.notification_fit(revision)
         if self.session.runs_tasks(revision):
             self._tasks = self.session.tasks
         if revision.needs_envelope:
@@ -789,6 +819,8 @@ class ServerConnection:
         self, revision: Revision, method: str, params: bytes | None
     ) -> bytes | None:
         assert self._exchange is not None
+        if self._fit is not None:
+            _fit_request(self._fit)
         tasks = self._tasks
         if tasks is not None:
             if method in wire2025.TASK_METHODS:
@@ -898,10 +930,16 @@ class ServerConnection:
             if notification:
                 return None
             raise session.unsupported(version)
+        if method == DISCOVER:
+            # Built before the era is settled: a discover that fails decides
+            # nothing, so the client's initialize fallback is still served
+            # (as over HTTP, where each request meets a fresh connection).
+            result = session.discover_result(version)
+            self.era = "modern"
+            self.protocol_version = version
+            return result
         self.era = "modern"
         self.protocol_version = version
-        if method == DISCOVER:
-            return session.discover_result(version)
         if method == PING and PING not in revision.package.METHODS:
             # 2026-07-28 has no ping. Not a MethodNotFoundError, which the
             # engine would answer with {} for liveness.
@@ -909,6 +947,9 @@ class ServerConnection:
         if notification:
             await revision.dispatcher.dispatch(method, params)
             return None
+        fit = session.notification_fit(revision)
+        if fit is not None:
+            _fit_request(fit)
         extension = session.extension_for(method)
         return session.stamp(
             await self._serve_modern(revision, method, params, probe, extension)

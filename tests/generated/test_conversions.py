@@ -246,3 +246,20 @@ def test_fit_goes_straight_to_the_target_type() -> None:
     assert isinstance(fitted.value, oldest.CallToolResult)
     assert fitted.dropped == ()
     assert {d.path for d in fitted.unknown} == {"$.structuredContent", "$.resultType"}
+
+
+def test_fit_without_unknown_keys_drops_them_but_meta() -> None:
+    from mcp_specgen_runtime.codec.conversion import fit
+
+    oldest = importlib.import_module(MODULES["2024-11-05"])
+    params = {"progressToken": 1, "progress": 1, "message": "m", "_meta": {"k": 1}}
+    fitted = fit(
+        params, oldest.ProgressNotificationParams, label="test", keep_unknown=False
+    )
+    assert json.loads(encode(fitted.value)) == {
+        "progressToken": 1,
+        "progress": 1,
+        "_meta": {"k": 1},
+    }
+    assert [d.path for d in fitted.dropped] == ["$.message"]
+    assert [d.path for d in fitted.unknown] == ["$._meta"]

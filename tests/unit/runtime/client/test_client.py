@@ -218,7 +218,9 @@ async def test_progress_reaches_the_callback_of_its_call(version: str) -> None:
                 "slow", {"steps": 2, "pause": 0}, on_progress=progressed
             )
     assert text_of(result) == "done"
-    assert seen == [(1, 2, "step 1"), (2, 2, "step 2")]
+    # 2024-11-05's progress has no message: the server sends none.
+    messages = ["step 1", "step 2"] if version != "2024-11-05" else [None, None]
+    assert seen == [(1, 2, messages[0]), (2, 2, messages[1])]
 
 
 @pytest.mark.anyio

@@ -82,3 +82,19 @@ async def test_a_failed_discover_is_no_version_mismatch(
     assert error.error.code == ErrorCode.INTERNAL_ERROR
     assert str(error).startswith(f"server/discover at {NEWEST} failed: ")
     assert (error.fallback is None) is not legacy_too
+
+
+@pytest.mark.anyio
+@OPENERS
+async def test_a_failed_discover_falls_back_alike_on_every_transport(
+    opener: Opener,
+) -> None:
+    """A server of both eras whose discover fails settles on its newest legacy
+    revision through `initialize`, whatever the transport."""
+    dated = [v for v in mcp_specgen_types.KNOWN_VERSIONS if v != "draft"]
+    legacy = [v for v in dated if v < "2026"]
+    with anyio.fail_after(LIMIT):
+        async with opener([legacy[-1], NEWEST], dated) as client:
+            assert client.protocol_version == legacy[-1]
+            assert client.negotiated.era == "legacy"
+            assert (await client.list_tools()).tools

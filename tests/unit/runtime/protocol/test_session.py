@@ -475,6 +475,26 @@ async def test_modern_connection_refuses_initialize_and_bare_requests() -> None:
 
 
 @pytest.mark.anyio
+async def test_a_failed_discover_leaves_the_era_undecided() -> None:
+    """A discover whose result cannot be built (-32603) decides nothing: the
+    client's `initialize` fallback is served."""
+    served = session()
+
+    def discover_result(version: str) -> bytes:
+        raise TypeError("cannot build the discover result")
+
+    served.discover_result = discover_result  # type: ignore[method-assign]
+    async with serving(served) as (client, connection):
+        error = await refused(client, "server/discover", envelope())
+        assert error.code == ErrorCode.INTERNAL_ERROR
+        assert connection.era is None
+        assert connection.protocol_version is None
+        result = await call(client, "initialize", initialize_params())
+        assert result["protocolVersion"] == "2025-11-25"
+        assert connection.era == "legacy"
+
+
+@pytest.mark.anyio
 async def test_modern_only_session() -> None:
     async with serving(session(MODERN)) as (client, connection):
         error = await refused(client, "initialize", initialize_params())

@@ -6,12 +6,14 @@ from __future__ import annotations
 import httpx
 import pytest
 
+from mcp_specgen_runtime.protocol.session import ServerSession
 from mcp_specgen_runtime.transports.http.server import McpHttpApp, http_app
 from mcp_specgen_types import v2025_11_25
 from tests.unit.runtime.session_programs.echo_session import session as echo_session
 from tests.unit.runtime.transports.http.test_server import (
     LEGACY,
     Probe,
+    Tools1125,
     call,
     error_of,
     in_process,
@@ -23,6 +25,7 @@ from tests.unit.runtime.transports.http.test_server import (
     result_text,
     rpc,
     sse_messages,
+    tool_schema,
     tools_session,
 )
 
@@ -75,6 +78,27 @@ async def test_progress_rides_the_posts_own_stream() -> None:
         messages = sse_messages(answer)
         assert [m.get("method") for m in messages[:2]] == ["notifications/progress"] * 2
         assert result_text(messages[2]) == "done"
+
+
+@pytest.mark.parametrize(
+    ("version", "message"), [("2024-11-05", None), ("2025-03-26", "half way")]
+)
+async def test_progress_fits_the_revision_of_the_post(
+    version: str, message: str | None
+) -> None:
+    """The handler (2025-11-25) reports a progress `message`, which
+    2024-11-05 lacks: it is dropped there."""
+    served = ServerSession(
+        [Tools1125(Probe())], name="n", version="v", versions=[version, LEGACY]
+    )
+    app = McpHttpApp(served, stateless=True, tool_input_schema=tool_schema)
+    async with in_process(app) as client:
+        params = {**call("progress"), "_meta": {"progressToken": "p"}}
+        answer = await post(client, rpc(4, "tools/call", params), versioned(version))
+        first = sse_messages(answer)[0]
+        assert first["method"] == "notifications/progress"
+        assert first["params"].get("message") == message
+        assert first["params"]["progress"] == 1
 
 
 async def test_a_request_to_the_client_fails_clearly_in_the_handler() -> None:
