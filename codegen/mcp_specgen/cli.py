@@ -174,6 +174,7 @@ def generate(
             revisions=revisions,
         )
         changed = write(files, target, package)
+        _name_removed(target, changed)
         elapsed = time.perf_counter() - started
         click.echo(f"{len(files)} files, {len(changed)} changed, in {elapsed:.2f} s")
 
@@ -333,6 +334,7 @@ def client(
         who = f"{listing.server_name} {listing.server_version}".strip()
         if not check_only:
             outcome = generate_client(listing, out, package)
+            _name_removed(out, outcome.changed)
             click.echo(
                 f"{out / package}: {len(outcome.files)} files, "
                 f"{len(outcome.changed)} changed, for {who} ({listing.revision})"
@@ -351,6 +353,13 @@ def client(
             )
             sys.exit(1)
         click.echo(f"{out / package} matches {who}")
+
+
+def _name_removed(out: Path, changed: list[str]) -> None:
+    """Say which stale generated files were deleted (they were ours)."""
+    for rel in changed:
+        if not (out / rel).exists():
+            click.echo(f"removed stale generated file {out / rel}")
 
 
 def _headers(pairs: tuple[str, ...]) -> dict[str, str]:

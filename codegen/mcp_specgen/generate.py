@@ -18,6 +18,7 @@ from .emit import (
     render_revision,
 )
 from .errors import CodegenError
+from .ownership import claim, files_under, has_marker, may_replace
 from .pipeline import load_extension, load_revision
 
 if TYPE_CHECKING:
@@ -118,9 +119,23 @@ def _build_and_render(
 
 
 def write(files: dict[str, str], out_dir: Path, package: str = PACKAGE) -> list[str]:
-    """Write `files` under `out_dir`, delete orphaned ones; return what changed."""
+    """Write `files` under `out_dir`, delete orphaned generated ones; return
+    what changed.
+
+    Only files carrying the generated header are replaced or deleted; files
+    of anyone else beside them are left alone.
+
+    Raises:
+        CodegenError: `out_dir/package` holds files but none of ours, or a
+            file to write exists and is not ours (nothing is written then).
+    """
+    claim(out_dir / package)
+    differences = compare(files, out_dir, package)
+    for difference in differences:
+        if difference.status == "stale":
+            may_replace(out_dir / difference.path)
     changed: list[str] = []
-    for difference in compare(files, out_dir, package):
+    for difference in differences:
         target = out_dir / difference.path
         if difference.status == "orphaned":
             target.unlink()
@@ -134,16 +149,17 @@ def write(files: dict[str, str], out_dir: Path, package: str = PACKAGE) -> list[
 def compare(
     files: dict[str, str], out_dir: Path, package: str = PACKAGE
 ) -> list[Difference]:
-    """What differs between `files` and package `package` on disk, sorted by path."""
+    """What differs between `files` and package `package` on disk, sorted by
+    path (a file nobody generated is not ours to report)."""
     differences: list[Difference] = []
     on_disk = {
-        str(path.relative_to(out_dir))
-        for path in (out_dir / package).rglob("*")
-        if path.is_file() and "__pycache__" not in path.parts
+        path.relative_to(out_dir).as_posix() for path in files_under(out_dir / package)
     }
     for rel in sorted(set(files) | on_disk):
         target = out_dir / rel
         if rel not in files:
+            if not has_marker(target):
+                continue
             differences.append(
                 Difference(rel, "orphaned", f"{rel} is not generated any more\n")
             )
