@@ -14,7 +14,7 @@ from . import __version__
 from .diff_report import FORMATS
 from .emit import PACKAGE
 from .errors import CodegenError
-from .generate import compare, render_all, write
+from .generate import check_package_name, compare, render_all, write
 from .manifest import read_manifest
 from .places import CACHE_ENV, locate
 from .revdiff import load_diff
@@ -330,6 +330,7 @@ def client(
     from .clientgen.run import check_client, generate_client, read_server
 
     with _reporting():
+        check_package_name(package)
         listing = read_server(target, _headers(headers), timeout)
         who = f"{listing.server_name} {listing.server_version}".strip()
         if not check_only:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import difflib
-import keyword
 import os
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
@@ -18,6 +17,7 @@ from .emit import (
     render_revision,
 )
 from .errors import CodegenError
+from .importnames import is_identifier, shadows
 from .ownership import claim, files_under, has_marker, may_replace
 from .pipeline import load_extension, load_revision
 
@@ -26,11 +26,6 @@ if TYPE_CHECKING:
 
     from . import ir
     from .manifest import Manifest, PinnedRevision
-
-
-TAKEN = frozenset({"mcp_specgen", "mcp_specgen_runtime"})
-"""Import names a generated package must not take: the generator's and the
-runtime's (the default, `mcp_specgen_types`, is the runtime's own copy)."""
 
 
 @dataclass(frozen=True)
@@ -71,7 +66,7 @@ def render_all(
     """
     chosen = set(manifest.select(revisions))
     pins = tuple(pin for pin in manifest.revisions if pin in chosen)  # protocol order
-    check_package_name(package)
+    check_package_name(package, allow=(PACKAGE,))
     workers = min(len(pins), os.cpu_count() or 1)
     args = (pins, [schema_dir] * len(pins), [manifest] * len(pins))
     if workers > 1:
@@ -97,17 +92,20 @@ def render_all(
     return {package + path.removeprefix(PACKAGE): text for path, text in files.items()}
 
 
-def check_package_name(package: str) -> None:
-    """Refuse an import name that is not one, or that is taken by mcp-specgen.
+def check_package_name(package: str, allow: tuple[str, ...] = ()) -> None:
+    """Refuse an import name that is not one, or that would shadow a
+    standard-library module or one of mcp-specgen's packages (`allow` names
+    exceptions: `generate` writes the runtime's own `mcp_specgen_types`).
 
     Raises:
         CodegenError: naming the problem.
     """
-    if not package.isidentifier() or keyword.iskeyword(package):
+    if not is_identifier(package):
         raise CodegenError(f"--package {package!r} is not a Python identifier")
-    if package in TAKEN:
+    if shadows(package) and package not in allow:
         raise CodegenError(
-            f"--package {package!r} would shadow mcp-specgen's own package"
+            f"--package {package!r} would shadow the module of that name "
+            "(standard library or mcp-specgen's own)"
         )
 
 

@@ -249,7 +249,13 @@ def test_a_generated_package_of_another_name_imports_and_round_trips(
 
 @pytest.mark.parametrize(
     ("package", "problem"),
-    [("my-types", "not a Python identifier"), ("mcp_specgen_runtime", "shadow")],
+    [
+        ("my-types", "not a Python identifier"),
+        ("mcp_specgen_runtime", "shadow"),
+        ("mcp_specgen", "shadow"),
+        ("json", "shadow"),
+        ("asyncio", "shadow"),
+    ],
 )
 def test_a_bad_package_name_is_refused(
     package: str, problem: str, tmp_path: Path
