@@ -328,11 +328,14 @@ def client(
     """Generate a typed client package for the live server TARGET (a command
     line, split like a shell, or an http(s) URL)."""
     from .clientgen.run import check_client, generate_client, read_server
+    from .clientgen.schema_ir import loose_spots
 
     with _reporting():
         check_package_name(package)
         listing = read_server(target, _headers(headers), timeout)
         who = f"{listing.server_name} {listing.server_version}".strip()
+        for line in loose_spots(listing):
+            click.echo(f"warning: {line}", err=True)
         if not check_only:
             outcome = generate_client(listing, out, package)
             _name_removed(out, outcome.changed)
