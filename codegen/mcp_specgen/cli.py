@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
 import sys
 import time
+import warnings
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
@@ -20,6 +23,9 @@ from .places import CACHE_ENV, locate
 from .revdiff import load_diff
 from .scaffold import create_project
 from .sync import SOURCE_ENV, sync
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
 
 manifest_option = click.option(
     "--manifest",
@@ -337,14 +343,16 @@ def client(
         for line in loose_spots(listing):
             click.echo(f"warning: {line}", err=True)
         if not check_only:
-            outcome = generate_client(listing, out, package)
+            with _name_clashes():
+                outcome = generate_client(listing, out, package)
             _name_removed(out, outcome.changed)
             click.echo(
                 f"{out / package}: {len(outcome.files)} files, "
                 f"{len(outcome.changed)} changed, for {who} ({listing.revision})"
             )
             return
-        outcome = check_client(listing, out, package)
+        with _name_clashes():
+            outcome = check_client(listing, out, package)
         for line in outcome.drifted:
             click.echo(f"drift: {line}")
         for line in outcome.changed:
@@ -357,6 +365,19 @@ def client(
             )
             sys.exit(1)
         click.echo(f"{out / package} matches {who}")
+
+
+@contextlib.contextmanager
+def _name_clashes() -> Iterator[None]:
+    """Print each name clash the client generator resolved by numbering."""
+    from .clientgen.names import NameClashWarning
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", NameClashWarning)
+        yield
+    for warning in caught:
+        if issubclass(warning.category, NameClashWarning):
+            click.echo(f"warning: {warning.message}", err=True)
 
 
 def _name_removed(out: Path, changed: list[str]) -> None:

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import copy
 import re
+import warnings
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -26,6 +27,7 @@ from mcp_specgen.jsondata import is_array, is_object
 from mcp_specgen.pipeline import revision_from_document
 
 from .inspect import ClientGenError
+from .names import NameClashWarning
 
 if TYPE_CHECKING:
     from mcp_specgen import ir
@@ -260,9 +262,10 @@ def build_client_ir(listing: Listing) -> ClientIR:
     """
     document = _Document()
     tools: dict[str, ToolTypes] = {}
+    stems: dict[str, str] = {}
     for tool in sorted(listing.tools, key=lambda t: str(t.get("name", ""))):
         name = str(tool.get("name", ""))
-        stem = pascal(name)
+        stem = _free_stem(pascal(name), name, stems)
         params = document.add_schema(
             name, "inputSchema", stem + "Params", tool.get("inputSchema", {})
         )
@@ -283,6 +286,23 @@ def build_client_ir(listing: Listing) -> ClientIR:
     except CodegenError as exc:
         raise ClientGenError(_located(exc, document.origin)) from exc
     return ClientIR(revision=revision, tools=tools)
+
+
+def _free_stem(wanted: str, tool: str, stems: dict[str, str]) -> str:
+    """`wanted`, or numbered (`ListItems2`) when an earlier tool took it."""
+    stem, number = wanted, 2
+    while stem in stems:
+        stem = f"{wanted}{number}"
+        number += 1
+    if stem != wanted:
+        warnings.warn(
+            f"tool {tool!r} and tool {stems[wanted]!r} both want the type names "
+            f"{wanted}*: tool {tool!r} gets {stem}*",
+            NameClashWarning,
+            stacklevel=2,
+        )
+    stems[stem] = tool
+    return stem
 
 
 def _located(exc: CodegenError, origin: dict[str, str]) -> str:

@@ -14,6 +14,7 @@ import pytest
 
 from mcp_specgen.clientgen.emit import render_client
 from mcp_specgen.clientgen.inspect import ClientGenError, Listing, listing_of
+from mcp_specgen.clientgen.names import NameClashWarning
 from mcp_specgen.clientgen.run import check_client, generate_client
 from mcp_specgen.errors import CodegenError
 from mcp_specgen_runtime import Client
@@ -160,3 +161,26 @@ async def test_every_page_is_read() -> None:
     assert [t["name"] for t in listing.tools] == ["a", "b", "c"]
     assert [p["name"] for p in listing.prompts] == ["pa", "pb", "pc"]
     assert [t["name"] for t in listing.templates] == ["ra", "rb", "rc"]
+
+
+def test_names_that_clash_after_conversion_are_numbered() -> None:
+    schema = {"type": "object", "properties": {"n": {"type": "integer"}}}
+    listing = Listing(
+        "clash",
+        "1",
+        "2025-11-25",
+        tools=[
+            {"name": "list_items", "inputSchema": schema},
+            {"name": "list.items", "inputSchema": schema},
+            {"name": "prompt_greet", "inputSchema": {"type": "object"}},
+        ],
+        prompts=[{"name": "greet"}],
+    )
+    with pytest.warns(NameClashWarning) as caught:
+        client = render_client(listing, "clash")["clash/client.py"]
+    assert len(caught) == 3
+    assert "async def list_items(" in client
+    assert "async def list_items_2(" in client
+    assert "ListItems2Params(" in client
+    assert "async def prompt_greet(" in client
+    assert "async def prompt_greet_2(" in client

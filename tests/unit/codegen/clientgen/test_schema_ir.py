@@ -8,6 +8,7 @@ import pytest
 
 from mcp_specgen import ir
 from mcp_specgen.clientgen.inspect import ClientGenError, Listing
+from mcp_specgen.clientgen.names import NameClashWarning
 from mcp_specgen.clientgen.schema_ir import (
     build_client_ir,
     clean,
@@ -174,3 +175,15 @@ def test_an_unsupported_keyword_at_the_top_loosens_the_parameters() -> None:
         "tool 't' inputSchema at /: unsupported keyword(s) if, then, "
         "typed loosely (the server validates it)"
     ]
+
+
+def test_tools_whose_type_names_clash_get_numbered_in_wire_name_order() -> None:
+    schema = {"type": "object", "properties": {"n": {"type": "integer"}}}
+    tools = listing(
+        {"name": "list_items", "inputSchema": schema},
+        {"name": "list.items", "inputSchema": schema},
+    )
+    with pytest.warns(NameClashWarning, match="'list_items'.*ListItems2"):
+        built = build_client_ir(tools)
+    assert built.tools["list.items"].params == "ListItemsParams"
+    assert built.tools["list_items"].params == "ListItems2Params"
