@@ -25,7 +25,7 @@ from .scaffold import create_project
 from .sync import SOURCE_ENV, sync
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator
+    from collections.abc import Generator
 
 manifest_option = click.option(
     "--manifest",
@@ -368,7 +368,7 @@ def client(
 
 
 @contextlib.contextmanager
-def _name_clashes() -> Iterator[None]:
+def _name_clashes() -> Generator[None]:
     """Print each name clash the client generator resolved by numbering."""
     from .clientgen.names import NameClashWarning
 
