@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
 import sys
 import time
+import warnings
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
@@ -14,12 +17,15 @@ from . import __version__
 from .diff_report import FORMATS
 from .emit import PACKAGE
 from .errors import CodegenError
-from .generate import compare, render_all, write
+from .generate import check_package_name, compare, render_all, write
 from .manifest import read_manifest
 from .places import CACHE_ENV, locate
 from .revdiff import load_diff
 from .scaffold import create_project
 from .sync import SOURCE_ENV, sync
+
+if TYPE_CHECKING:
+    from collections.abc import Generator
 
 manifest_option = click.option(
     "--manifest",
@@ -174,6 +180,7 @@ def generate(
             revisions=revisions,
         )
         changed = write(files, target, package)
+        _name_removed(target, changed)
         elapsed = time.perf_counter() - started
         click.echo(f"{len(files)} files, {len(changed)} changed, in {elapsed:.2f} s")
 
@@ -327,18 +334,25 @@ def client(
     """Generate a typed client package for the live server TARGET (a command
     line, split like a shell, or an http(s) URL)."""
     from .clientgen.run import check_client, generate_client, read_server
+    from .clientgen.schema_ir import loose_spots
 
     with _reporting():
+        check_package_name(package)
         listing = read_server(target, _headers(headers), timeout)
         who = f"{listing.server_name} {listing.server_version}".strip()
+        for line in loose_spots(listing):
+            click.echo(f"warning: {line}", err=True)
         if not check_only:
-            outcome = generate_client(listing, out, package)
+            with _name_clashes():
+                outcome = generate_client(listing, out, package)
+            _name_removed(out, outcome.changed)
             click.echo(
                 f"{out / package}: {len(outcome.files)} files, "
                 f"{len(outcome.changed)} changed, for {who} ({listing.revision})"
             )
             return
-        outcome = check_client(listing, out, package)
+        with _name_clashes():
+            outcome = check_client(listing, out, package)
         for line in outcome.drifted:
             click.echo(f"drift: {line}")
         for line in outcome.changed:
@@ -351,6 +365,26 @@ def client(
             )
             sys.exit(1)
         click.echo(f"{out / package} matches {who}")
+
+
+@contextlib.contextmanager
+def _name_clashes() -> Generator[None]:
+    """Print each name clash the client generator resolved by numbering."""
+    from .clientgen.names import NameClashWarning
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", NameClashWarning)
+        yield
+    for warning in caught:
+        if issubclass(warning.category, NameClashWarning):
+            click.echo(f"warning: {warning.message}", err=True)
+
+
+def _name_removed(out: Path, changed: list[str]) -> None:
+    """Say which stale generated files were deleted (they were ours)."""
+    for rel in changed:
+        if not (out / rel).exists():
+            click.echo(f"removed stale generated file {out / rel}")
 
 
 def _headers(pairs: tuple[str, ...]) -> dict[str, str]:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import difflib
-import keyword
 import os
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
@@ -18,6 +17,8 @@ from .emit import (
     render_revision,
 )
 from .errors import CodegenError
+from .importnames import is_identifier, shadows
+from .ownership import claim, files_under, has_marker, may_replace
 from .pipeline import load_extension, load_revision
 
 if TYPE_CHECKING:
@@ -25,11 +26,6 @@ if TYPE_CHECKING:
 
     from . import ir
     from .manifest import Manifest, PinnedRevision
-
-
-TAKEN = frozenset({"mcp_specgen", "mcp_specgen_runtime"})
-"""Import names a generated package must not take: the generator's and the
-runtime's (the default, `mcp_specgen_types`, is the runtime's own copy)."""
 
 
 @dataclass(frozen=True)
@@ -70,7 +66,7 @@ def render_all(
     """
     chosen = set(manifest.select(revisions))
     pins = tuple(pin for pin in manifest.revisions if pin in chosen)  # protocol order
-    check_package_name(package)
+    check_package_name(package, allow=(PACKAGE,))
     workers = min(len(pins), os.cpu_count() or 1)
     args = (pins, [schema_dir] * len(pins), [manifest] * len(pins))
     if workers > 1:
@@ -96,17 +92,20 @@ def render_all(
     return {package + path.removeprefix(PACKAGE): text for path, text in files.items()}
 
 
-def check_package_name(package: str) -> None:
-    """Refuse an import name that is not one, or that is taken by mcp-specgen.
+def check_package_name(package: str, allow: tuple[str, ...] = ()) -> None:
+    """Refuse an import name that is not one, or that would shadow a
+    standard-library module or one of mcp-specgen's packages (`allow` names
+    exceptions: `generate` writes the runtime's own `mcp_specgen_types`).
 
     Raises:
         CodegenError: naming the problem.
     """
-    if not package.isidentifier() or keyword.iskeyword(package):
+    if not is_identifier(package):
         raise CodegenError(f"--package {package!r} is not a Python identifier")
-    if package in TAKEN:
+    if shadows(package) and package not in allow:
         raise CodegenError(
-            f"--package {package!r} would shadow mcp-specgen's own package"
+            f"--package {package!r} would shadow the module of that name "
+            "(standard library or mcp-specgen's own)"
         )
 
 
@@ -118,9 +117,23 @@ def _build_and_render(
 
 
 def write(files: dict[str, str], out_dir: Path, package: str = PACKAGE) -> list[str]:
-    """Write `files` under `out_dir`, delete orphaned ones; return what changed."""
+    """Write `files` under `out_dir`, delete orphaned generated ones; return
+    what changed.
+
+    Only files carrying the generated header are replaced or deleted; files
+    of anyone else beside them are left alone.
+
+    Raises:
+        CodegenError: `out_dir/package` holds files but none of ours, or a
+            file to write exists and is not ours (nothing is written then).
+    """
+    claim(out_dir / package)
+    differences = compare(files, out_dir, package)
+    for difference in differences:
+        if difference.status == "stale":
+            may_replace(out_dir / difference.path)
     changed: list[str] = []
-    for difference in compare(files, out_dir, package):
+    for difference in differences:
         target = out_dir / difference.path
         if difference.status == "orphaned":
             target.unlink()
@@ -134,16 +147,17 @@ def write(files: dict[str, str], out_dir: Path, package: str = PACKAGE) -> list[
 def compare(
     files: dict[str, str], out_dir: Path, package: str = PACKAGE
 ) -> list[Difference]:
-    """What differs between `files` and package `package` on disk, sorted by path."""
+    """What differs between `files` and package `package` on disk, sorted by
+    path (a file nobody generated is not ours to report)."""
     differences: list[Difference] = []
     on_disk = {
-        str(path.relative_to(out_dir))
-        for path in (out_dir / package).rglob("*")
-        if path.is_file() and "__pycache__" not in path.parts
+        path.relative_to(out_dir).as_posix() for path in files_under(out_dir / package)
     }
     for rel in sorted(set(files) | on_disk):
         target = out_dir / rel
         if rel not in files:
+            if not has_marker(target):
+                continue
             differences.append(
                 Difference(rel, "orphaned", f"{rel} is not generated any more\n")
             )

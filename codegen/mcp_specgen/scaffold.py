@@ -8,15 +8,14 @@ a new folder, and writes nothing when anything is wrong.
 
 from __future__ import annotations
 
-import keyword
 import re
-import sys
 from typing import TYPE_CHECKING
 
 import mcp_specgen_types
 
 from .emit import environment, format_python
 from .errors import CodegenError
+from .importnames import is_identifier, shadows
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -52,9 +51,9 @@ AUTH_FILES: tuple[tuple[str, str], ...] = (
 _DISTRIBUTION_NAME = re.compile(r"[A-Za-z0-9]([A-Za-z0-9._-]*[A-Za-z0-9])?")
 """A valid distribution name (the packaging specification's)."""
 
-_TAKEN = frozenset({"mcp_specgen", "mcp_specgen_runtime", "mcp_specgen_types", "tests"})
-"""Import names a project's package must not shadow, besides the standard
-library's: ours, and the project's own `tests` folder."""
+_TAKEN = frozenset({"tests"})
+"""Import names a project's package must not take besides those `shadows`
+refuses: the project's own `tests` folder."""
 
 
 class ScaffoldError(CodegenError):
@@ -75,13 +74,13 @@ def package_name(name: str) -> str:
             "'_' and '.', starting and ending with a letter or digit"
         )
     package = name.replace("-", "_")
-    if not package.isidentifier() or keyword.iskeyword(package):
+    if not is_identifier(package):
         raise ScaffoldError(
             f"{name!r} makes the package name {package!r}, which is not a valid "
             "Python identifier: use letters, digits, '-' and '_', starting "
             "with a letter"
         )
-    if package in sys.stdlib_module_names or package in _TAKEN:
+    if shadows(package) or package in _TAKEN:
         raise ScaffoldError(
             f"the package name {package!r} would shadow the module of that "
             "name: pick another project name"

@@ -20,7 +20,9 @@ class RuntimePin(MetadataHookInterface):
         version = metadata["version"]
         tools: list[str] = list(self.config.get("dependencies", []))
         extras: list[str] = list(self.config.get("runtime-extras", []))
-        metadata["dependencies"] = [f"{RUNTIME}=={version}", *tools]
+        always = ",".join(self.config.get("runtime-with", []))
+        runtime = f"{RUNTIME}[{always}]" if always else RUNTIME
+        metadata["dependencies"] = [f"{runtime}=={version}", *tools]
         metadata["optional-dependencies"] = {
             extra: [f"{RUNTIME}[{extra}]=={version}"] for extra in extras
         }

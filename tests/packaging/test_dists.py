@@ -76,7 +76,8 @@ def test_the_generator_pins_the_runtime_at_its_own_version(built: Path) -> None:
     meta = metadata(built / WHEELS["mcp-specgen"])
     assert meta["Version"] == __version__
     requires = meta.get_all("Requires-Dist") or []
-    assert f"mcp-specgen-runtime=={__version__}" in requires
+    # `mcp-codegen client URL` and the scaffolds speak HTTP: httpx comes along.
+    assert f"mcp-specgen-runtime[http]=={__version__}" in requires
     assert {"black>=26.1", "click>=8.1", "jinja2>=3.1", "jsonschema>=4.23"} <= set(
         requires
     )

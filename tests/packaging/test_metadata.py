@@ -28,6 +28,7 @@ def test_the_development_project_needs_what_the_distributions_need() -> None:
         assert extras[extra] == runtime["optional-dependencies"][extra]
     assert sorted(runtime["optional-dependencies"]) == sorted(hook["runtime-extras"])
     assert extras["codegen"] == hook["dependencies"]
+    assert hook["runtime-with"] == ["http"]
     assert "mcp-specgen-dev[auth,codegen,http,redis]" in extras["dev"]
 
 

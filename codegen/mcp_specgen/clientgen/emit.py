@@ -15,6 +15,7 @@ from mcp_specgen.emit import (
     format_python,
     render_types,
 )
+from mcp_specgen.generate import check_package_name
 from mcp_specgen.jsondata import is_object
 from mcp_specgen.pytypes import Imports, join_union, render
 
@@ -37,11 +38,11 @@ def render_client(listing: Listing, package: str) -> dict[str, str]:
 
     Raises:
         ClientGenError: the server offers something that cannot be generated.
+        CodegenError: `package` is not an import name or shadows a module.
     """
     from .inspect import ClientGenError
 
-    if not package.isidentifier():
-        raise ClientGenError(f"{package!r} is not a Python package name")
+    check_package_name(package)
     client_ir = build_client_ir(listing)
     lock = lock_of(listing)
     rev = client_ir.revision

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import keyword
 import re
+import warnings
 
 from mcp_specgen.naming import snake_case
 
@@ -43,8 +44,13 @@ def class_name(server_name: str) -> str:
     return stem + "Client"
 
 
+class NameClashWarning(UserWarning):
+    """Two things wanted one Python name; the later one got a number."""
+
+
 class Namer:
-    """Hands out method names, refusing two things that want one name."""
+    """Hands out method names; of two things wanting one name the later gets
+    `_2`, `_3`... (callers claim in a fixed order, so this is deterministic)."""
 
     def __init__(self) -> None:
         self.taken: dict[str, str] = {}
@@ -52,14 +58,21 @@ class Namer:
     def claim(self, name: str, what: str) -> str:
         """`name` for `what` (e.g. "tool 'x'").
 
-        Raises:
-            ClientGenError: another thing already has that name.
+        Warns:
+            NameClashWarning: another thing already has that name.
         """
         if name in CLASS_MEMBERS:
             name += "_"
-        if name in self.taken:
-            raise ClientGenError(
-                f"{what} and {self.taken[name]} both want the method name {name!r}"
+        wanted, number = name, 2
+        while name in self.taken:
+            name = f"{wanted}_{number}"
+            number += 1
+        if name != wanted:
+            warnings.warn(
+                f"{what} and {self.taken[wanted]} both want the method name "
+                f"{wanted!r}: {what} gets {name!r}",
+                NameClashWarning,
+                stacklevel=2,
             )
         self.taken[name] = what
         return name

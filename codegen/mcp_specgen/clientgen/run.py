@@ -7,6 +7,8 @@ from typing import TYPE_CHECKING
 
 import anyio
 
+from ..errors import CodegenError
+from ..ownership import claim, files_under, has_marker, may_replace
 from .emit import render_client
 from .inspect import ClientGenError, inspect_server
 from .lock import LOCK_NAME, drift, lock_of, parse_lock
@@ -43,10 +45,22 @@ def read_server(
 
 
 def generate_client(listing: Listing, out: Path, package: str) -> Outcome:
-    """Write the package `package` for `listing` into `out`."""
+    """Write the package `package` for `listing` into `out`.
+
+    Only our files (generated header, or our lock) are replaced or deleted.
+
+    Raises:
+        CodegenError: `out/package` holds files but none of ours, or a file to
+            write exists and is not ours (nothing is written then).
+    """
     files = render_client(listing, package)
+    claim(out / package, ours)
+    found = differences(files, out, package)
+    for rel, status in found:
+        if status == "stale":
+            may_replace(out / rel, ours)
     changed: list[str] = []
-    for rel, status in differences(files, out, package):
+    for rel, status in found:
         target = out / rel
         if status == "orphaned":
             target.unlink()
@@ -83,18 +97,25 @@ def differences(
 ) -> list[tuple[str, str]]:
     """(path, "missing" | "stale" | "orphaned") for each file of `out/package`
     that differs from `files`, sorted by path."""
-    root = out / package
-    on_disk = {
-        path.relative_to(out).as_posix()
-        for path in (root.rglob("*") if root.is_dir() else ())
-        if path.is_file() and "__pycache__" not in path.parts
-    }
+    on_disk = {path.relative_to(out).as_posix() for path in files_under(out / package)}
     found: list[tuple[str, str]] = []
     for rel in sorted(set(files) | on_disk):
         if rel not in files:
-            found.append((rel, "orphaned"))
+            if ours(out / rel):
+                found.append((rel, "orphaned"))
         elif rel not in on_disk:
             found.append((rel, "missing"))
         elif (out / rel).read_text(encoding="utf-8") != files[rel]:
             found.append((rel, "stale"))
     return found
+
+
+def ours(path: Path) -> bool:
+    """Whether `path` was written by `mcp-codegen client` (header or lock)."""
+    if path.name != LOCK_NAME:
+        return has_marker(path)
+    try:
+        parse_lock(path.read_text(encoding="utf-8"), str(path))
+    except (OSError, UnicodeDecodeError, CodegenError):
+        return False
+    return True

@@ -8,14 +8,17 @@ Structs come from the same builder and templates.
 
 Validation-only keywords that do not change a value's shape (`minLength`,
 `pattern`, `exclusiveMinimum`...) are dropped: the server still enforces
-them, and a Python type could not. Anything else the builder cannot map is
-an error naming the tool and the keyword.
+them, and a Python type could not. A schema using `LOOSE` keywords is typed
+loosely instead (`Any`; at the top the keywords are dropped), with a warning
+from `loose_spots`. Anything else the builder cannot map is an error naming
+the tool and the keyword.
 """
 
 from __future__ import annotations
 
 import copy
 import re
+import warnings
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -24,6 +27,7 @@ from mcp_specgen.jsondata import is_array, is_object
 from mcp_specgen.pipeline import revision_from_document
 
 from .inspect import ClientGenError
+from .names import NameClashWarning
 
 if TYPE_CHECKING:
     from mcp_specgen import ir
@@ -51,6 +55,12 @@ DROPPED = frozenset(
     }
 )
 """Keywords removed before building: annotations or assertions the server checks."""
+
+LOOSE = frozenset({"patternProperties", "if", "then", "else", "prefixItems"})
+"""Keywords with no Python shape: their schema becomes `Any` (the server
+still validates)."""
+
+_KEPT_WHEN_LOOSE = ("title", "description")
 
 _SCHEMA_MAPS = ("properties", "$defs", "definitions", "patternProperties")
 _SCHEMA_LISTS = ("anyOf", "oneOf", "allOf", "prefixItems")
@@ -112,6 +122,49 @@ def clean(node: Any) -> Any:
     return out
 
 
+def loosen(node: Any, found: list[tuple[str, list[str]]], at: str = "") -> Any:
+    """A copy of a schema where each subschema using a `LOOSE` keyword is
+    `Any` (only those keywords dropped at the top); each spot is appended to
+    `found` as (JSON pointer, keywords)."""
+    if is_array(node):
+        return [loosen(item, found, f"{at}/{i}") for i, item in enumerate(node)]
+    if not is_object(node):
+        return node
+    odd = sorted(set(node) & LOOSE)
+    if odd:
+        found.append((at or "/", odd))
+        if at:
+            return {k: v for k, v in node.items() if k in _KEPT_WHEN_LOOSE}
+        node = {k: v for k, v in node.items() if k not in LOOSE}
+    out: dict[str, Any] = {}
+    for key, value in node.items():
+        if key in _SCHEMA_MAPS and is_object(value):
+            out[key] = {
+                name: loosen(schema, found, f"{at}/{key}/{name}")
+                for name, schema in value.items()
+            }
+        elif key in (*_SCHEMA_LISTS, *_SCHEMA_VALUES):
+            out[key] = loosen(value, found, f"{at}/{key}")
+        else:
+            out[key] = value
+    return out
+
+
+def loose_spots(listing: Listing) -> list[str]:
+    """One warning line per place a tool schema is typed loosely."""
+    lines: list[str] = []
+    for tool in sorted(listing.tools, key=lambda t: str(t.get("name", ""))):
+        for part in ("inputSchema", "outputSchema"):
+            found: list[tuple[str, list[str]]] = []
+            loosen(tool.get(part, {}), found)
+            lines += [
+                f"tool {tool.get('name', '')!r} {part} at {at}: unsupported "
+                f"keyword(s) {', '.join(odd)}, typed loosely (the server validates it)"
+                for at, odd in found
+            ]
+    return lines
+
+
 def _rename_refs(node: Any, root: str, names: dict[str, str]) -> Any:
     """Point `#`, `#/$defs/X` and `#/definitions/X` at the document's names."""
     if is_array(node):
@@ -149,7 +202,7 @@ class _Document:
 
     def add_schema(self, tool: str, part: str, root: str, schema: Any) -> str | None:
         """Add one tool schema as `root` (None when it has no properties)."""
-        schema = clean(schema)
+        schema = clean(loosen(schema, []))
         if not is_object(schema):
             raise ClientGenError(f"tool {tool!r} {part}: not a JSON object")
         nested: dict[str, Any] = {}
@@ -209,9 +262,10 @@ def build_client_ir(listing: Listing) -> ClientIR:
     """
     document = _Document()
     tools: dict[str, ToolTypes] = {}
+    stems: dict[str, str] = {}
     for tool in sorted(listing.tools, key=lambda t: str(t.get("name", ""))):
         name = str(tool.get("name", ""))
-        stem = pascal(name)
+        stem = _free_stem(pascal(name), name, stems)
         params = document.add_schema(
             name, "inputSchema", stem + "Params", tool.get("inputSchema", {})
         )
@@ -232,6 +286,23 @@ def build_client_ir(listing: Listing) -> ClientIR:
     except CodegenError as exc:
         raise ClientGenError(_located(exc, document.origin)) from exc
     return ClientIR(revision=revision, tools=tools)
+
+
+def _free_stem(wanted: str, tool: str, stems: dict[str, str]) -> str:
+    """`wanted`, or numbered (`ListItems2`) when an earlier tool took it."""
+    stem, number = wanted, 2
+    while stem in stems:
+        stem = f"{wanted}{number}"
+        number += 1
+    if stem != wanted:
+        warnings.warn(
+            f"tool {tool!r} and tool {stems[wanted]!r} both want the type names "
+            f"{wanted}*: tool {tool!r} gets {stem}*",
+            NameClashWarning,
+            stacklevel=2,
+        )
+    stems[stem] = tool
+    return stem
 
 
 def _located(exc: CodegenError, origin: dict[str, str]) -> str:

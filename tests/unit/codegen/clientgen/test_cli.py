@@ -5,6 +5,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 from mcp_specgen.cli import main
@@ -38,3 +39,18 @@ def test_a_header_must_be_k_equals_v(tmp_path: Path) -> None:
     )
     assert code == 2
     assert "'novalue' is not K=V" in output
+
+
+@pytest.mark.parametrize(
+    "package",
+    ["json", "typing", "mcp_specgen", "mcp_specgen_runtime", "mcp_specgen_types"],
+)
+def test_a_package_that_shadows_a_module_is_refused(
+    package: str, tmp_path: Path
+) -> None:
+    code, output = run(
+        "no-such-program-here", "--out", str(tmp_path), "--package", package
+    )
+    assert code == 1
+    assert f"--package {package!r} would shadow" in output
+    assert not any(tmp_path.iterdir())

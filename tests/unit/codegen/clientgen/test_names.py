@@ -5,7 +5,13 @@ from __future__ import annotations
 import pytest
 
 from mcp_specgen.clientgen.inspect import ClientGenError, parse_target
-from mcp_specgen.clientgen.names import Namer, class_name, identifier, parameter
+from mcp_specgen.clientgen.names import (
+    NameClashWarning,
+    Namer,
+    class_name,
+    identifier,
+    parameter,
+)
 
 
 def test_identifiers() -> None:
@@ -23,12 +29,14 @@ def test_class_names() -> None:
     assert class_name("") == "ServerClient"
 
 
-def test_two_things_wanting_one_method_name_are_refused() -> None:
+def test_the_later_of_two_things_wanting_one_method_name_gets_a_number() -> None:
     namer = Namer()
     assert namer.claim("client", "tool 'client'") == "client_"
-    namer.claim("get_sum", "tool 'get-sum'")
-    with pytest.raises(ClientGenError, match="tool 'get_sum' and tool 'get-sum'"):
-        namer.claim("get_sum", "tool 'get_sum'")
+    assert namer.claim("get_sum", "tool 'get-sum'") == "get_sum"
+    with pytest.warns(NameClashWarning, match="tool 'get_sum' and tool 'get-sum'"):
+        assert namer.claim("get_sum", "tool 'get_sum'") == "get_sum_2"
+    with pytest.warns(NameClashWarning):
+        assert namer.claim("get_sum", "prompt 'sum'") == "get_sum_3"
 
 
 def test_targets() -> None:

@@ -8,7 +8,13 @@ import pytest
 
 from mcp_specgen import ir
 from mcp_specgen.clientgen.inspect import ClientGenError, Listing
-from mcp_specgen.clientgen.schema_ir import build_client_ir, clean, pascal
+from mcp_specgen.clientgen.names import NameClashWarning
+from mcp_specgen.clientgen.schema_ir import (
+    build_client_ir,
+    clean,
+    loose_spots,
+    pascal,
+)
 
 
 def listing(*tools: dict[str, Any]) -> Listing:
@@ -119,3 +125,65 @@ def test_an_input_schema_of_another_kind_is_refused() -> None:
     tool = {"name": "t", "inputSchema": {"type": "object", "required": ["x"]}}
     with pytest.raises(ClientGenError, match="tool 't' inputSchema"):
         build_client_ir(listing(tool))
+
+
+LOOSE_CASES = [
+    (
+        {"type": "object", "patternProperties": {"^x": {"type": "string"}}},
+        "patternProperties",
+    ),
+    ({"type": "array", "prefixItems": [{"type": "string"}]}, "prefixItems"),
+    (
+        {"type": "object", "if": {"required": ["a"]}, "then": {"required": ["b"]}},
+        "if, then",
+    ),
+]
+
+
+@pytest.mark.parametrize(("inner", "keywords"), LOOSE_CASES)
+def test_a_property_with_an_unsupported_keyword_is_typed_loosely(
+    inner: dict[str, Any], keywords: str
+) -> None:
+    schema = {
+        "type": "object",
+        "properties": {"odd": inner, "n": {"type": "integer"}},
+        "required": ["n"],
+    }
+    tools = listing({"name": "pick", "inputSchema": schema}, {"name": "other"})
+    built = build_client_ir(tools)
+    fields = {f.wire_name: f for f in struct(built.revision, "PickParams").fields}
+    assert fields["odd"].type == ir.Primitive(name="any")
+    assert fields["n"].required
+    assert loose_spots(tools) == [
+        f"tool 'pick' inputSchema at /properties/odd: unsupported keyword(s) "
+        f"{keywords}, typed loosely (the server validates it)"
+    ]
+
+
+def test_an_unsupported_keyword_at_the_top_loosens_the_parameters() -> None:
+    schema = {
+        "type": "object",
+        "properties": {"a": {"type": "string"}},
+        "if": {"required": ["a"]},
+        "then": {"required": ["b"]},
+    }
+    tools = listing({"name": "t", "inputSchema": schema})
+    built = build_client_ir(tools)
+    assert built.tools["t"].params == "TParams"
+    assert [f.wire_name for f in struct(built.revision, "TParams").fields] == ["a"]
+    assert loose_spots(tools) == [
+        "tool 't' inputSchema at /: unsupported keyword(s) if, then, "
+        "typed loosely (the server validates it)"
+    ]
+
+
+def test_tools_whose_type_names_clash_get_numbered_in_wire_name_order() -> None:
+    schema = {"type": "object", "properties": {"n": {"type": "integer"}}}
+    tools = listing(
+        {"name": "list_items", "inputSchema": schema},
+        {"name": "list.items", "inputSchema": schema},
+    )
+    with pytest.warns(NameClashWarning, match="'list_items'.*ListItems2"):
+        built = build_client_ir(tools)
+    assert built.tools["list.items"].params == "ListItemsParams"
+    assert built.tools["list_items"].params == "ListItems2Params"

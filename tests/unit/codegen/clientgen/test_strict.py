@@ -74,21 +74,55 @@ LISTING = Listing(
 )
 
 
+def _check(folder: Path, package: str, *, mypy: bool = True) -> None:
+    (folder / "pyrightconfig.json").write_text(
+        json.dumps({"typeCheckingMode": "strict", "pythonVersion": "3.11"})
+    )
+    commands = [
+        [str(BIN / "pyright"), "--pythonpath", sys.executable, package],
+        [str(BIN / "ruff"), "check", "--no-cache", "--select", "E,F", package],
+    ]
+    if mypy:
+        commands.append([str(BIN / "mypy"), "--strict", "--no-incremental", package])
+    for command in commands:
+        checked = subprocess.run(
+            command, cwd=folder, capture_output=True, text=True, check=False
+        )
+        assert checked.returncode == 0, checked.stdout + checked.stderr
+
+
+def _only(**parts: list[dict[str, object]]) -> Listing:
+    return Listing(
+        server_name="one-shape",
+        server_version="1",
+        revision="2025-11-25",
+        tools=parts.get("tools", []),
+        prompts=parts.get("prompts", []),
+        templates=parts.get("templates", []),
+    )
+
+
+@pytest.mark.timeout(600)
+@pytest.mark.parametrize(
+    "listing",
+    [
+        _only(tools=[{"name": "add", "inputSchema": {"type": "object"}}]),
+        _only(prompts=[{"name": "hi"}]),
+        _only(prompts=[{"name": "hi", "arguments": [{"name": "who"}]}]),
+        _only(templates=[{"name": "doc", "uriTemplate": "doc://{id}"}]),
+        _only(),
+    ],
+    ids=["tools-only", "prompt-no-args", "prompts-only", "templates-only", "empty"],
+)
+def test_every_import_is_used_in_each_shape(tmp_path: Path, listing: Listing) -> None:
+    generate_client(listing, tmp_path, "shape_client")
+    _check(tmp_path, "shape_client", mypy=False)
+
+
 @pytest.mark.timeout(600)
 def test_pyright_strict_and_mypy_strict(tmp_path: Path) -> None:
     generate_client(LISTING, tmp_path, "odd_client")
-    (tmp_path / "pyrightconfig.json").write_text(
-        json.dumps({"typeCheckingMode": "strict", "pythonVersion": "3.11"})
-    )
-    for command in (
-        [str(BIN / "pyright"), "--pythonpath", sys.executable, "odd_client"],
-        [str(BIN / "mypy"), "--strict", "--no-incremental", "odd_client"],
-        [str(BIN / "ruff"), "check", "--no-cache", "--select", "E,F", "odd_client"],
-    ):
-        checked = subprocess.run(
-            command, cwd=tmp_path, capture_output=True, text=True, check=False
-        )
-        assert checked.returncode == 0, checked.stdout + checked.stderr
+    _check(tmp_path, "odd_client")
     client = (tmp_path / "odd_client" / "client.py").read_text()
     assert "async def client_(" in client
     assert "async def do_it(" in client
