@@ -3,8 +3,6 @@ instance, never regenerated while it exists; one key per purpose."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-
 import pytest
 from redis.asyncio import Redis
 
@@ -21,15 +19,6 @@ from mcp_specgen_runtime.stores.redis_scripts import StoreUnreachableError
 @pytest.fixture
 def anyio_backend() -> str:
     return "asyncio"
-
-
-@pytest.fixture
-async def raw(redis_server: RedisServer) -> AsyncIterator[Redis]:
-    client = Redis.from_url(redis_server.url)
-    try:
-        yield client
-    finally:
-        await client.aclose()
 
 
 @pytest.mark.anyio

@@ -36,15 +36,6 @@ def anyio_backend() -> str:
 
 
 @pytest.fixture
-async def raw(redis_server: RedisServer) -> AsyncIterator[Redis]:
-    client = Redis.from_url(redis_server.url)
-    try:
-        yield client
-    finally:
-        await client.aclose()
-
-
-@pytest.fixture
 async def store(
     redis_server: RedisServer, redis_prefix: str
 ) -> AsyncIterator[RedisEventStore]:
