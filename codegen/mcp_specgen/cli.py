@@ -155,6 +155,25 @@ def schema_pin(
             )
 
 
+def _rendered(
+    manifest: Path | None,
+    schema_dir: Path | None,
+    out: Path | None,
+    package: str,
+    revisions: tuple[str, ...],
+) -> tuple[dict[str, str], Path]:
+    """The files `generate` writes (and `check` compares) and the folder they go in."""
+    places = locate(manifest, schema_dir)
+    target = places.out_dir(out)  # refused before the (slow) rendering
+    files = render_all(
+        read_manifest(places.manifest),
+        places.schema_dir,
+        package=package,
+        revisions=revisions,
+    )
+    return files, target
+
+
 @main.command()
 @manifest_option
 @schema_option
@@ -171,14 +190,7 @@ def generate(
     """Generate the types package (OUT/PACKAGE) for the pinned revisions."""
     with _reporting():
         started = time.perf_counter()
-        places = locate(manifest, schema_dir)
-        target = places.out_dir(out)
-        files = render_all(
-            read_manifest(places.manifest),
-            places.schema_dir,
-            package=package,
-            revisions=revisions,
-        )
+        files, target = _rendered(manifest, schema_dir, out, package, revisions)
         changed = write(files, target, package)
         _name_removed(target, changed)
         elapsed = time.perf_counter() - started
@@ -200,14 +212,7 @@ def check(
 ) -> None:
     """Fail (exit 1, with a diff) if the generated package is stale."""
     with _reporting():
-        places = locate(manifest, schema_dir)
-        target = places.out_dir(out)
-        files = render_all(
-            read_manifest(places.manifest),
-            places.schema_dir,
-            package=package,
-            revisions=revisions,
-        )
+        files, target = _rendered(manifest, schema_dir, out, package, revisions)
         differences = compare(files, target, package)
         for difference in differences:
             click.echo(difference.diff, nl=False)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import Any
 
 import anyio
 import pytest
@@ -37,13 +38,22 @@ def slow_server(*versions: str) -> list[str]:
     return [sys.executable, "-c", start]
 
 
+def slow_client(served: str, **options: Any) -> Client:
+    """A client of a server speaking only `served`, probing for a third of
+    the server's start-up."""
+    return Client(
+        slow_server(served),
+        cwd=ROOT,
+        cache=None,
+        probe_timeout=STARTUP_S / 3,
+        **options,
+    )
+
+
 @pytest.mark.anyio
 async def test_a_slow_modern_server_is_probed_again() -> None:
-    command = slow_server(NEWEST)
     with anyio.fail_after(30):
-        async with Client(
-            command, cwd=ROOT, cache=None, probe_timeout=STARTUP_S / 3
-        ) as client:
+        async with slow_client(NEWEST) as client:
             assert client.protocol_version == NEWEST
             result = await client.call_tool("count", {"steps": 1})
             assert result.content[0].text == "counted 1"  # type: ignore[union-attr]
@@ -51,23 +61,13 @@ async def test_a_slow_modern_server_is_probed_again() -> None:
 
 @pytest.mark.anyio
 async def test_a_slow_legacy_server_still_settles_on_initialize() -> None:
-    command = slow_server(LEGACY)
     with anyio.fail_after(30):
-        async with Client(
-            command, cwd=ROOT, cache=None, probe_timeout=STARTUP_S / 3
-        ) as client:
+        async with slow_client(LEGACY) as client:
             assert client.protocol_version == LEGACY
 
 
 @pytest.mark.anyio
 async def test_no_common_version_is_still_a_mismatch() -> None:
-    command = slow_server(NEWEST)
     with anyio.fail_after(30), pytest.raises(NegotiationError, match="speaks"):
-        async with Client(
-            command,
-            cwd=ROOT,
-            cache=None,
-            probe_timeout=STARTUP_S / 3,
-            versions=[LEGACY],
-        ):
+        async with slow_client(NEWEST, versions=[LEGACY]):
             pass
