@@ -468,11 +468,8 @@ class TaskHandle:
         *,
         timeout: float | UnsetType | None = UNSET,  # noqa: ASYNC109
     ) -> R:
-        """`result` in `result_type`, e.g. `v2025_11_25.CallToolResult`.
-
-        Raises:
-            as `result`.
-        """
+        """`result` in `result_type`, e.g. `v2025_11_25.CallToolResult`;
+        it raises as `result` does."""
         state = await self.wait(timeout=timeout)
         if state.status == "cancelled":
             raise TaskCancelledError(state)
