@@ -109,13 +109,13 @@ async def open_session(
         if isinstance(target, HasLifespan):
             held = target.running()
     if server is not None:
-        client_end, server_end = memory_pair()
-        async with (
-            held,
-            Connection(server_end, server.handler()),
-            ClientSession(client_end, **options) as session,
-        ):
-            yield session
+        async with held:
+            client_end, server_end = memory_pair()
+            async with (
+                Connection(server_end, server.handler()),
+                ClientSession(client_end, **options) as session,
+            ):
+                yield session
         return
     if all(hasattr(target, name) for name in ("send", "receive", "aclose")):
         transport = typing.cast("Transport", target)
