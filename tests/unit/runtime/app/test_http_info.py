@@ -82,8 +82,10 @@ def http_app() -> App:
         return json.dumps(described(ctx.http))
 
     @app.tool()
-    def injected(http: HttpInfo | None) -> str:
-        """A plain function in a worker thread, the request injected."""
+    def injected(http: HttpInfo | None, ctx: Context) -> str:
+        """A plain function in a worker thread: the request injected, and
+        read from the context there."""
+        assert described(ctx.http) == described(http)
         return json.dumps(described(http))
 
     return app

@@ -14,7 +14,7 @@ import pytest
 
 from mcp_specgen_runtime import Client
 from mcp_specgen_runtime.app import App, Context, Depends, HttpInfo, Lifespan
-from mcp_specgen_runtime.errors import RpcError
+from mcp_specgen_runtime.errors import ErrorCode, RpcError
 
 LIMIT = 10.0
 
@@ -74,6 +74,11 @@ def counter() -> object:
     return object()
 
 
+def tenant(ctx: Context) -> str:
+    """Refuses every call: a dependency may answer with a JSON-RPC error."""
+    raise RpcError(ErrorCode.INVALID_PARAMS, "no tenant in this request")
+
+
 def text(result: Any) -> str:
     return result.content[0].text
 
@@ -122,6 +127,10 @@ def app_with_tools() -> App:
     @app.tool()
     def plain(message: str) -> str:
         return message
+
+    @app.tool()
+    def guarded(who: Annotated[str, Depends(tenant)]) -> str:
+        return who
 
     return app
 
@@ -189,6 +198,16 @@ async def test_a_dependency_runs_once_per_call_unless_cache_is_off() -> None:
     assert text(result) == "db of pool | session on db of pool #1"
     assert EVENTS == ["db open", "db close"]
     assert text(fresh) == "False True"
+
+
+@pytest.mark.anyio
+async def test_a_dependency_raising_an_rpc_error_answers_the_call_with_it() -> None:
+    with anyio.fail_after(LIMIT):
+        async with Client(app_with_tools()) as client:
+            with pytest.raises(RpcError, match="no tenant") as caught:
+                await client.call_tool("guarded", {})
+            assert caught.value.code == ErrorCode.INVALID_PARAMS
+            assert text(await client.call_tool("plain", {"message": "on"})) == "on"
 
 
 @pytest.mark.anyio
@@ -280,3 +299,21 @@ async def test_prompts_and_resources_get_injected_values() -> None:
     assert info.contents[0].text == "state pool"
     assert note.contents[0].text == "n1 from db of pool"
     assert EVENTS == ["db open", "db close"] * 2
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("version", ["2025-11-25", "2026-07-28"])
+async def test_a_tool_run_as_a_task_gets_its_injected_values(version: str) -> None:
+    EVENTS.clear()
+    app = App("tasks", lifespan=lifespan)
+
+    @app.tool(task_support="optional")
+    async def slow(conn: Annotated[str, Depends(db)], ctx: Context[State]) -> str:
+        return f"{conn} {ctx.lifespan.name}"
+
+    with anyio.fail_after(LIMIT):
+        async with Client(app, versions=[version], cache=None) as client:
+            handle = await client.call_tool_as_task("slow", {})
+            assert not handle.immediate
+            assert text(await handle.result()) == "db of pool pool"
+    assert EVENTS == ["db open", "db close"]
