@@ -239,7 +239,7 @@ def _dependency(
     name = getattr(func, "__name__", repr(func))
     if func in chain:
         raise TypeError(f"{what}: dependency {name} depends on itself")
-    hints = typing.get_type_hints(func, include_extras=True)
+    hints = typing.get_type_hints(_annotated(func), include_extras=True)
     params: list[tuple[str, _Source]] = []
     for param in inspect.signature(func).parameters.values():
         source = _source(hints.get(param.name), what, (*chain, func))
@@ -255,6 +255,16 @@ def _dependency(
                 "Annotated[..., Depends(...)]) nor given a default"
             )
     return _Dependency(func, tuple(params), _shape(func), marker.cache)
+
+
+def _annotated(func: Callable[..., Any]) -> Any:
+    """What holds the annotations of `func`'s parameters: a class's
+    `__init__`, a callable object's `__call__`, else itself."""
+    if inspect.isclass(func):
+        return func.__init__
+    if inspect.isroutine(func):
+        return func
+    return type(func).__call__
 
 
 def _shape(func: Callable[..., Any]) -> str:

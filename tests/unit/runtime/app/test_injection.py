@@ -74,6 +74,20 @@ def counter() -> object:
     return object()
 
 
+class Greeter:
+    """A class as a dependency: its `__init__` parameters are injected."""
+
+    def __init__(self, state: Annotated[State, Lifespan]) -> None:
+        self.greeting = f"hello from {state.name}"
+
+
+class Shout:
+    """A callable object as a dependency: its `__call__` parameters are."""
+
+    async def __call__(self, greeter: Annotated[Greeter, Depends(Greeter)]) -> str:
+        return greeter.greeting.upper()
+
+
 def tenant(ctx: Context) -> str:
     """Refuses every call: a dependency may answer with a JSON-RPC error."""
     raise RpcError(ErrorCode.INVALID_PARAMS, "no tenant in this request")
@@ -127,6 +141,13 @@ def app_with_tools() -> App:
     @app.tool()
     def plain(message: str) -> str:
         return message
+
+    @app.tool()
+    def objects(
+        greeter: Annotated[Greeter, Depends(Greeter)],
+        shout: Annotated[str, Depends(Shout())],
+    ) -> str:
+        return f"{greeter.greeting} / {shout}"
 
     @app.tool()
     def guarded(who: Annotated[str, Depends(tenant)]) -> str:
@@ -198,6 +219,14 @@ async def test_a_dependency_runs_once_per_call_unless_cache_is_off() -> None:
     assert text(result) == "db of pool | session on db of pool #1"
     assert EVENTS == ["db open", "db close"]
     assert text(fresh) == "False True"
+
+
+@pytest.mark.anyio
+async def test_classes_and_callable_objects_are_dependencies_too() -> None:
+    with anyio.fail_after(LIMIT):
+        async with Client(app_with_tools()) as client:
+            result = await client.call_tool("objects", {})
+    assert text(result) == "hello from pool / HELLO FROM POOL"
 
 
 @pytest.mark.anyio
