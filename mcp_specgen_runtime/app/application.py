@@ -567,9 +567,12 @@ class App:
         """`func(**arguments)` with `spec`'s injected parameters, in a thread
         or on the loop as `spec` says (see `calls.py`)."""
         limiter = self._limiter(spec)
-        if spec.injection is None:
-            return await call(partial(func, **arguments), limiter)
-        return await spec.injection.invoke(func, arguments, limiter, self._lifespan)
+        injection = spec.injection
+        if injection is not None:
+            if not injection.simple:
+                return await injection.invoke(func, arguments, limiter, self._lifespan)
+            injection.fill(arguments, self._lifespan)
+        return await call(partial(func, **arguments), limiter)
 
     def running(self) -> AbstractAsyncContextManager[None]:
         """Hold the app's lifespan for an `async with` block: entered unless

@@ -104,6 +104,14 @@ class Injection:
     params: tuple[tuple[str, _Source], ...]
     cleans_up: bool
     """Whether a generator dependency runs code after the call."""
+    simple: bool
+    """Whether there are no dependencies: `fill` is all it takes."""
+
+    def fill(self, arguments: dict[str, Any], lifespan: LifespanRunner) -> None:
+        """Add the injected values of a `simple` plan to `arguments`."""
+        resolver = _Resolver(lifespan, None)
+        for name, source in self.params:
+            arguments[name] = resolver.given(source.kind)
 
     async def invoke(
         self,
@@ -138,25 +146,27 @@ class _Resolver:
     async def values(self, params: tuple[tuple[str, _Source], ...]) -> dict[str, Any]:
         return {name: await self.value(source) for name, source in params}
 
-    async def value(self, source: _Source) -> Any:
-        kind = source.kind
+    def given(self, kind: str) -> Any:
+        """The value of a source that is not a dependency."""
         if kind == _CONTEXT:
             if self._context is None:
                 self._context = Context(self._lifespan)
             return self._context
         if kind == _LIFESPAN:
             return self._lifespan.value
-        if kind in (_HTTP, _HTTP_OR_NONE):
-            http = current_http()
-            if http is None and kind == _HTTP:
-                raise RuntimeError(
-                    "this call did not come over HTTP, and a parameter "
-                    "annotated HttpInfo needs it (annotate it HttpInfo | None "
-                    "to accept calls over stdio)"
-                )
-            return http
+        http = current_http()
+        if http is None and kind == _HTTP:
+            raise RuntimeError(
+                "this call did not come over HTTP, and a parameter "
+                "annotated HttpInfo needs it (annotate it HttpInfo | None "
+                "to accept calls over stdio)"
+            )
+        return http
+
+    async def value(self, source: _Source) -> Any:
         dependency = source.dependency
-        assert dependency is not None
+        if dependency is None:
+            return self.given(source.kind)
         func = dependency.func
         if dependency.cache and func in self._cache:
             return self._cache[func]
@@ -201,7 +211,8 @@ def plan(
     if not injected:
         return None, others
     params = tuple(injected)
-    return Injection(params, _cleans_up(params)), others
+    simple = all(source.dependency is None for _, source in params)
+    return Injection(params, _cleans_up(params), simple), others
 
 
 def _source(
