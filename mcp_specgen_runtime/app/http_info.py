@@ -69,12 +69,16 @@ class Headers(Mapping[str, str]):
 class HttpInfo:
     """The HTTP request that carried the call being served (read-only)."""
 
-    __slots__ = ("_request", "headers")
+    __slots__ = ("_headers", "_request")
 
     def __init__(self, request: HttpRequest) -> None:
         self._request = request
-        self.headers = Headers(request.headers)
+        self._headers = Headers(request.headers)
+
+    @property
+    def headers(self) -> Headers:
         """The header fields, by case-insensitive name."""
+        return self._headers
 
     @property
     def method(self) -> str:

@@ -44,6 +44,10 @@ def test_httpinfo_reads_the_request() -> None:
     assert info.query_params == {"team": ["blue", "red"], "empty": [""]}
     assert info.client == ("10.0.0.7", 5123) and info.client_host == "10.0.0.7"
     assert HttpInfo(request(client=None)).client_host is None
+    with pytest.raises(AttributeError):
+        info.path = "/elsewhere"  # type: ignore[misc]
+    with pytest.raises(AttributeError):
+        info.headers = info.headers  # type: ignore[misc]
     assert repr(info) == "HttpInfo(POST /mcp?team=blue&team=red&empty= https)"
 
 
