@@ -16,5 +16,16 @@ functions. Stands on protocol (ServerSession) and transports (stdio, HTTP).
 
 from .application import App
 from .context import Context
+from .http_info import Headers, HttpInfo
+from .injection import Depends, Lifespan
+from .lifespan import LifespanError
 
-__all__ = ["App", "Context"]
+__all__ = [
+    "App",
+    "Context",
+    "Depends",
+    "Headers",
+    "HttpInfo",
+    "Lifespan",
+    "LifespanError",
+]

@@ -60,6 +60,11 @@ the HTTP cluster on that Redis: its event store, legacy sessions served by
 any instance. `redis_prefix` ("mcp:", or `$MCP_REDIS_PREFIX`) lets two deployments share
 one Redis.
 
+Lifespan and injection: `App(lifespan=...)` opens what the app needs while
+it serves (`lifespan.py`); tools, prompts and resources get it, the request's
+`Context`, the HTTP request and dependencies of their own by annotating
+parameters (`injection.py`).
+
 Scopes: `scopes=[...]` on a tool, resource, template or prompt names the
 OAuth scopes a caller needs to see it listed and to use it (see `access.py`;
 served over HTTP with `auth=`, a call without them is 403
@@ -91,13 +96,14 @@ from ..protocol.tasks.limits import RATE_LIMITED
 from .access import ScopeTable, insufficient_scope
 from .calls import DEFAULT_MAX_THREADS, call, runs_in_thread
 from .changes import AppSession, ChangeFeed
-from .context import Context
+from .lifespan import LifespanError, LifespanRunner
 from .prompts import PromptSpec
 from .resources import RESOURCE_NOT_FOUND, ResourceSpec, TemplateSpec, contents_of
 from .tools import TASK_STARTS, TASK_SUPPORT, ToolSpec
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Mapping, Sequence
+    from contextlib import AbstractAsyncContextManager
 
     from mcp_specgen_runtime.protocol.extensions import Extension
     from mcp_specgen_runtime.protocol.session import ServerSession
@@ -138,6 +144,9 @@ class App:
             `$MCP_REDIS_URL` when set.
         redis_prefix: put before every key this app keeps in Redis; left
             out, `$MCP_REDIS_PREFIX` when set, else "mcp:".
+        lifespan: a function of the app returning an async context manager,
+            entered before serving and exited after; what it yields is
+            `ctx.lifespan` (see `lifespan.py`).
     """
 
     def __init__(
@@ -155,6 +164,7 @@ class App:
         task_options: Mapping[str, Any] | None = None,
         redis: str | FromEnv | None = FROM_ENV,
         redis_prefix: str | FromEnv = FROM_ENV,
+        lifespan: Callable[[App], AbstractAsyncContextManager[Any]] | None = None,
     ) -> None:
         from mcp_specgen_runtime.protocol.tasks.manager import TaskManager
 
@@ -189,6 +199,7 @@ class App:
         url = resolve_redis_url(redis)
         if url is not None:
             self.use_redis(url)
+        self._lifespan = LifespanRunner(lifespan, self, f"app {name!r}")
 
     def use_redis(self, url: str, *, prefix: str | None = None) -> None:
         """Share tasks, keys and (over HTTP) sessions with every instance on
@@ -247,7 +258,6 @@ class App:
                 icons=icons,
                 task_support=task_support,
                 headers=headers,
-                context_type=Context,
                 input_schema=input_schema,
                 run_in_thread=run_in_thread,
             )
@@ -318,7 +328,6 @@ class App:
                 title=title,
                 description=description,
                 argument_descriptions=arguments,
-                context_type=Context,
                 run_in_thread=run_in_thread,
             )
             if spec.name in self.prompts:
@@ -448,10 +457,11 @@ class App:
         bound = spec.bind(arguments)
         if isinstance(bound, str):
             return _tool_error(bound)
-        if spec.context_param is not None:
-            bound[spec.context_param] = Context()
         try:
-            value = await call(partial(spec.func, **bound), self._limiter(spec))
+            if spec.injection is None:  # the hot path: no extra frame
+                value = await call(partial(spec.func, **bound), self._limiter(spec))
+            else:
+                value = await self._invoke(spec, spec.func, bound)
             return value if isinstance(value, str) else spec.result(value)
         except RpcError:
             raise
@@ -482,15 +492,14 @@ class App:
         spec = self.resources.get(uri)
         if spec is not None:
             self.access.check("resource", uri)
-            value = await call(spec.func, self._limiter(spec))
+            value = await self._invoke(spec, spec.func, {})
             return {"contents": contents_of(uri, spec.mime_type, value)}
         refused: str | None = None
         for template in self.templates:
             variables = template.template.bind(uri)
             if isinstance(variables, dict):
                 self.access.check("template", template.listing["uriTemplate"])
-                read = partial(template.func, **variables)
-                value = await call(read, self._limiter(template))
+                value = await self._invoke(template, template.func, dict(variables))
                 return {"contents": contents_of(uri, template.mime_type, value)}
             refused = refused or variables
         message = "Resource not found"
@@ -516,9 +525,7 @@ class App:
         problem = spec.problem(given)
         if problem is not None:
             raise RpcError(ErrorCode.INVALID_PARAMS, problem)
-        if spec.context_param is not None:
-            given[spec.context_param] = Context()
-        value = await call(partial(spec.func, **given), self._limiter(spec))
+        value = await self._invoke(spec, spec.func, given)
         return spec.result(value)
 
     async def complete(
@@ -550,6 +557,32 @@ class App:
             "hasMore": len(values) > MAX_COMPLETIONS,
         }
         return {"completion": completion}
+
+    async def _invoke(
+        self,
+        spec: ToolSpec | ResourceSpec | TemplateSpec | PromptSpec,
+        func: Callable[..., Any],
+        arguments: dict[str, Any],
+    ) -> Any:
+        """`func(**arguments)` with `spec`'s injected parameters, in a thread
+        or on the loop as `spec` says (see `calls.py`)."""
+        limiter = self._limiter(spec)
+        injection = spec.injection
+        if injection is not None:
+            if not injection.simple:
+                return await injection.invoke(func, arguments, limiter, self._lifespan)
+            injection.fill(arguments, self._lifespan)
+        return await call(partial(func, **arguments), limiter)
+
+    def running(self) -> AbstractAsyncContextManager[None]:
+        """Hold the app's lifespan for an `async with` block: entered unless
+        something holds it already, exited after its last holder (see
+        `lifespan.py`; the servers and `Client(app)` hold it themselves).
+
+        Raises:
+            LifespanError: the lifespan failed to start.
+        """
+        return self._lifespan.held()
 
     def _limiter(
         self, spec: ToolSpec | ResourceSpec | TemplateSpec | PromptSpec
@@ -804,7 +837,16 @@ class App:
         from ..transports.http.server import http_app
 
         self._http_options(options)
-        return http_app(self.session(), **options)
+        return http_app(self._http_session(), **options)
+
+    def _http_session(self) -> ServerSession:
+        """The session an HTTP server serves: with a lifespan, held from the
+        ASGI lifespan's start-up (a failure fails it) to its shutdown."""
+        session = self.session()
+        if self._lifespan.factory is not None:
+            session.on_start(self._lifespan.enter)
+            session.on_close(self._lifespan.exit)
+        return session
 
     def _http_options(self, options: dict[str, Any]) -> None:
         options.setdefault("tool_input_schema", self.tool_input_schema)
@@ -833,7 +875,9 @@ class App:
 
         `options` go to `serve_stdio` (`max_in_flight`, `max_line_length`)
         or to `serve_http`. With Redis (`use_redis`), a Redis that cannot be
-        reached stops the start with one line naming it (`SystemExit`)."""
+        reached stops the start with one line naming it (`SystemExit`); so
+        does a lifespan failing to start (over HTTP, uvicorn's start-up
+        fails with its message)."""
         if transport == "stdio":
             import functools
 
@@ -841,25 +885,32 @@ class App:
 
             if self.redis_url is not None:
                 check_redis(self.redis_url, prefix=self.redis_prefix)
-            anyio.run(functools.partial(self.serve_stdio, **options))
+            try:
+                anyio.run(functools.partial(self.serve_stdio, **options))
+            except LifespanError as exc:
+                raise SystemExit(f"error: {exc}") from exc
         elif transport == "http":
             from ..transports.http.server import serve_http
 
             self._http_options(options)
-            serve_http(self.session(), host=host, port=port, **options)
+            serve_http(self._http_session(), host=host, port=port, **options)
         else:
             raise ValueError(f"unknown transport {transport!r}: use stdio or http")
 
     async def serve_stdio(
         self, *, max_in_flight: int | None = None, max_line_length: int | None = None
     ) -> None:
-        """Serve one client on this process's stdin and stdout.
+        """Serve one client on this process's stdin and stdout, holding the
+        app's lifespan from before the first line is read.
 
         Args:
             max_in_flight: the client's requests served at once; more are
                 answered -32603 (default `jsonrpc.DEFAULT_MAX_IN_FLIGHT`).
             max_line_length: bytes one incoming message may hold (default
                 `transports.stdio.DEFAULT_MAX_LINE_LENGTH`).
+
+        Raises:
+            LifespanError: the lifespan failed to start (nothing was read).
         """
         from mcp_specgen_runtime.jsonrpc.connection import (
             DEFAULT_MAX_IN_FLIGHT,
@@ -874,6 +925,7 @@ class App:
             max_line_length = DEFAULT_MAX_LINE_LENGTH
         session = self.session()
         async with (
+            self._lifespan.held(),
             stdio_server(max_line_length=max_line_length) as transport,
             Connection(
                 transport, session.handler(), max_in_flight=max_in_flight

@@ -19,13 +19,17 @@ A plain `def` runs in a worker thread (see `calls.py`), where it cannot await:
         return "done"
 
 The properties (`request_id`, `state`, ...) work in the thread as they are.
+
+`ctx.lifespan` is what the app's lifespan yielded (see `lifespan.py`);
+annotate `ctx: Context[State]` to have it typed. `ctx.http` is the HTTP
+request that carried the call (`HttpInfo`), None over stdio.
 """
 
 from __future__ import annotations
 
 import typing
 from functools import partial
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 import anyio
 import anyio.from_thread
@@ -42,16 +46,50 @@ from mcp_specgen_runtime.protocol.client_requests import (
     set_handler_state,
 )
 
+from .http_info import HttpInfo, current_http
+
 if TYPE_CHECKING:
     from collections.abc import Callable, Coroutine
+
+    from typing_extensions import TypeVar as DefaultTypeVar
+
+    from .lifespan import LifespanRunner
+
+    # A bare `Context` means `Context[Any]` (typing_extensions is the
+    # checker's; at run time a plain TypeVar does).
+    L = DefaultTypeVar("L", default=Any)
+else:
+    L = TypeVar("L")
 
 __all__ = ["Context", "SyncContext", "elicit_params", "sample_params"]
 
 T = TypeVar("T")
 
 
-class Context:
-    """The request being served, as a handler function sees it."""
+class Context(Generic[L]):
+    """The request being served, as a handler function sees it;
+    `Context[State]` types `lifespan`."""
+
+    def __init__(self, lifespan: LifespanRunner | None = None) -> None:
+        self._lifespan = lifespan
+
+    @property
+    def lifespan(self) -> L:
+        """What the app's lifespan yielded (see `lifespan.py`).
+
+        Raises:
+            RuntimeError: the app has no lifespan, or it is not running.
+        """
+        if self._lifespan is None:
+            raise RuntimeError("this Context belongs to no app with a lifespan")
+        value: L = self._lifespan.value
+        return value
+
+    @property
+    def http(self) -> HttpInfo | None:
+        """The HTTP request that carried the call (headers, client address,
+        path, query...); None when it did not come over HTTP."""
+        return current_http()
 
     @property
     def request_id(self) -> Any:

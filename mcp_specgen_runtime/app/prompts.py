@@ -1,8 +1,8 @@
 """Prompts from Python functions.
 
 Each parameter is a prompt argument (required unless it has a default; the
-specification passes arguments as strings), but one annotated with the app's
-`Context` type, which gets the request's context. The function returns a `str`
+specification passes arguments as strings), but the injected ones (the
+request's `Context`, dependencies...; see `injection.py`). The function returns a `str`
 (one user message), a list of messages (`{"role", "content"}` dicts, or
 strings taken as user text), or a dict with `messages` and `description`.
 """
@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from .calls import runs_in_thread
+from .injection import Injection, plan
 from .tools import describe
 
 if TYPE_CHECKING:
@@ -32,7 +33,8 @@ class PromptSpec:
     listing: dict[str, Any]
     required: frozenset[str]
     accepted: frozenset[str]
-    context_param: str | None = None
+    injection: Injection | None = None
+    """The parameters injected into each call (None: none)."""
     threaded: bool = False
     """Whether calls run in a worker thread (see `calls.py`)."""
 
@@ -45,7 +47,6 @@ class PromptSpec:
         title: str | None = None,
         description: str | None = None,
         argument_descriptions: Mapping[str, str] | None = None,
-        context_type: type | None = None,
         run_in_thread: bool = True,
     ) -> PromptSpec:
         """The spec of `func` as a prompt (`run_in_thread=False`: a plain
@@ -53,12 +54,9 @@ class PromptSpec:
         prompt_name = name or func.__name__
         arguments: list[dict[str, Any]] = []
         required: set[str] = set()
-        hints = typing.get_type_hints(func) if context_type is not None else {}
-        context_param: str | None = None
-        for param in inspect.signature(func).parameters.values():
-            if context_type is not None and hints.get(param.name) is context_type:
-                context_param = param.name
-                continue
+        hints = typing.get_type_hints(func, include_extras=True)
+        injection, params = plan(func, hints, f"prompt {prompt_name}")
+        for param in params:
             entry: dict[str, Any] = {"name": param.name}
             if argument_descriptions and param.name in argument_descriptions:
                 entry["description"] = argument_descriptions[param.name]
@@ -78,7 +76,7 @@ class PromptSpec:
             listing,
             frozenset(required),
             accepted,
-            context_param,
+            injection,
             runs_in_thread(func, run_in_thread),
         )
 

@@ -3,7 +3,9 @@
 A static resource has a URI and a function (called on each read) returning
 text (`str`), bytes (sent base64 as a blob) or contents dicts. A template has
 an RFC 6570 URI template; reading a URI that matches it calls the function
-with the template's variables as keyword arguments.
+with the template's variables as keyword arguments. Either function may also
+take injected parameters (the request's `Context`, dependencies...; see
+`injection.py`).
 
 Templates are matched by reversing the expressions the MCP world uses (RFC
 6570 levels 1 and 2, plus the `/`, `?` and `&` operators of level 3):
@@ -21,7 +23,6 @@ simple expansion, so `%2F` cannot smuggle a path in) or being the dot-segment
 from __future__ import annotations
 
 import base64
-import inspect
 import re
 import typing
 import urllib.parse
@@ -29,6 +30,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from .calls import runs_in_thread
+from .injection import Injection, plan
 from .tools import describe
 
 if TYPE_CHECKING:
@@ -154,6 +156,8 @@ class ResourceSpec:
     mime_type: str | None
     threaded: bool = False
     """Whether reads run in a worker thread (see `calls.py`)."""
+    injection: Injection | None = None
+    """The parameters injected into each read (None: none)."""
 
     @classmethod
     def from_function(
@@ -172,7 +176,9 @@ class ResourceSpec:
         listing: dict[str, Any] = {"uri": uri, "name": name or func.__name__}
         _describe(listing, func, title, description, mime_type)
         threaded = runs_in_thread(func, run_in_thread)
-        return cls(uri, func, listing, mime_type, threaded)
+        hints = typing.get_type_hints(func, include_extras=True)
+        injection, _ = plan(func, hints, f"resource {uri}")
+        return cls(uri, func, listing, mime_type, threaded, injection)
 
 
 @dataclass
@@ -185,6 +191,8 @@ class TemplateSpec:
     mime_type: str | None
     threaded: bool = False
     """Whether reads run in a worker thread (see `calls.py`)."""
+    injection: Injection | None = None
+    """The parameters injected into each read (None: none)."""
 
     @classmethod
     def from_function(
@@ -202,10 +210,13 @@ class TemplateSpec:
         (`run_in_thread=False`: a plain function is called on the loop).
 
         Raises:
-            ValueError: the function lacks a parameter for a variable.
+            ValueError: the function lacks a parameter for a variable (an
+                injected one cannot take it).
         """
         template = UriTemplate(uri_template)
-        params = inspect.signature(func).parameters
+        hints = typing.get_type_hints(func, include_extras=True)
+        injection, others = plan(func, hints, f"resource template {uri_template}")
+        params = {param.name for param in others}
         missing = [v for v in template.variables if v not in params]
         if missing:
             raise ValueError(
@@ -218,7 +229,7 @@ class TemplateSpec:
         }
         _describe(listing, func, title, description, mime_type)
         threaded = runs_in_thread(func, run_in_thread)
-        return cls(template, func, listing, mime_type, threaded)
+        return cls(template, func, listing, mime_type, threaded, injection)
 
 
 def _describe(

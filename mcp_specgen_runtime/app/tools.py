@@ -1,7 +1,8 @@
 """Tools from typed Python functions.
 
 `ToolSpec.from_function` reads a function's signature once: each parameter
-(but a `Context` one) becomes a field of an arguments Struct built with
+(but the injected ones: `Context`, dependencies...; see `injection.py`)
+becomes a field of an arguments Struct built with
 `msgspec.defstruct`, so defaults, `Annotated[..., msgspec.Meta(...)]`
 constraints and msgspec types all carry into the `inputSchema` (msgspec's JSON
 Schema) and into validation (`msgspec.convert`, before the call). The
@@ -35,6 +36,7 @@ from typing import TYPE_CHECKING, Any
 import msgspec
 
 from .calls import runs_in_thread
+from .injection import Injection, plan
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Mapping
@@ -97,7 +99,8 @@ class ToolSpec:
     name: str
     func: Callable[..., Any]
     arguments: type[msgspec.Struct]
-    context_param: str | None
+    injection: Injection | None
+    """The parameters injected into each call (None: none)."""
     input_schema: dict[str, Any]
     output_type: Any
     output_schema: dict[str, Any] | None
@@ -129,7 +132,6 @@ class ToolSpec:
         icons: list[dict[str, Any]] | None = None,
         task_support: str | None = None,
         headers: Mapping[str, str] | None = None,
-        context_type: type | None = None,
         input_schema: Mapping[str, Any] | None = None,
         run_in_thread: bool = True,
     ) -> ToolSpec:
@@ -142,21 +144,19 @@ class ToolSpec:
 
         Raises:
             ValueError: a bad tool name, or `*args`/`**kwargs` parameters.
-            TypeError: a parameter type msgspec cannot describe.
+            TypeError: a parameter type msgspec cannot describe, or a
+                dependency that cannot be injected (`injection.plan`).
         """
         tool_name = check_tool_name(name or func.__name__)
         hints = typing.get_type_hints(func, include_extras=True)
         fields: list[Any] = []
-        context_param: str | None = None
-        for param in inspect.signature(func).parameters.values():
+        injection, params = plan(func, hints, f"tool {tool_name}")
+        for param in params:
             if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
                 raise ValueError(
                     f"tool {tool_name}: *args and **kwargs are not allowed"
                 )
             annotation = hints.get(param.name, Any)
-            if context_type is not None and annotation is context_type:
-                context_param = param.name
-                continue
             if param.default is inspect.Parameter.empty:
                 fields.append((param.name, annotation))
             else:
@@ -193,7 +193,7 @@ class ToolSpec:
             tool_name,
             func,
             arguments,
-            context_param,
+            injection,
             schema,
             output_type,
             output_schema,

@@ -7,7 +7,7 @@ from __future__ import annotations
 import shlex
 import typing
 from collections.abc import AsyncGenerator, Mapping, Sequence
-from contextlib import asynccontextmanager
+from contextlib import AbstractAsyncContextManager, asynccontextmanager, nullcontext
 from typing import TYPE_CHECKING, Any, Protocol, TypeAlias
 
 from mcp_specgen_runtime.jsonrpc.connection import Connection
@@ -22,7 +22,7 @@ if TYPE_CHECKING:
 
     from mcp_specgen_runtime.jsonrpc.transport import Transport
 
-__all__ = ["HasSession", "Target", "cache_key_of", "open_session"]
+__all__ = ["HasLifespan", "HasSession", "Target", "cache_key_of", "open_session"]
 
 
 @typing.runtime_checkable
@@ -30,6 +30,14 @@ class HasSession(Protocol):
     """A server in this process that makes `ServerSession`s (an `App`)."""
 
     def session(self) -> ServerSession: ...
+
+
+@typing.runtime_checkable
+class HasLifespan(Protocol):
+    """A server in this process whose resources are held while a client is
+    connected to it (an `App`'s lifespan)."""
+
+    def running(self) -> AbstractAsyncContextManager[Any]: ...
 
 
 Target: TypeAlias = "str | Sequence[str] | HasSession | ServerSession | Transport"
@@ -93,17 +101,21 @@ async def open_session(
             yield session
         return
     server: ServerSession | None = None
+    held: AbstractAsyncContextManager[Any] = nullcontext()
     if isinstance(target, ServerSession):
         server = target
     elif isinstance(target, HasSession):
         server = target.session()
+        if isinstance(target, HasLifespan):
+            held = target.running()
     if server is not None:
-        client_end, server_end = memory_pair()
-        async with (
-            Connection(server_end, server.handler()),
-            ClientSession(client_end, **options) as session,
-        ):
-            yield session
+        async with held:
+            client_end, server_end = memory_pair()
+            async with (
+                Connection(server_end, server.handler()),
+                ClientSession(client_end, **options) as session,
+            ):
+                yield session
         return
     if all(hasattr(target, name) for name in ("send", "receive", "aclose")):
         transport = typing.cast("Transport", target)

@@ -215,6 +215,9 @@ class Connection:
         self._principal_of: Callable[[RequestId], object] | None = getattr(
             transport, "principal_of", None
         )
+        self._http_request_of: Callable[[RequestId], object] | None = getattr(
+            transport, "http_request_of", None
+        )
         self._drained = anyio.Event()
         self._ended = False
         self._ids = itertools.count(first_request_id)
@@ -544,6 +547,8 @@ class Connection:
         context = RequestContext(self, request_id, env.method, _progress_token(params))
         if self._principal_of is not None:
             context.principal = self._principal_of(request_id)
+        if self._http_request_of is not None:
+            context.http_request = self._http_request_of(request_id)
         incoming = self._in_flight[request_id] = _Incoming(context, params)
         return incoming
 

@@ -100,6 +100,9 @@ class RequestContext:
         self.principal = principal
         """Who sent the request, as the transport authenticated it (None:
         anonymous); request state and sessions are bound to it."""
+        self.http_request: object = None
+        """The HTTP request that carried it, as an HTTP transport records it
+        (its `HttpRequest`); None over other transports."""
         self.connection = connection
         """The connection the request came in on (to send requests back)."""
         self.meta: dict[str, Any] | None = None
@@ -121,6 +124,7 @@ class RequestContext:
             self.progress_token,
             principal=self.principal,
         )
+        copy.http_request = self.http_request
         copy.meta = meta
         copy.fit = self.fit
         copy._progress = self._progress

@@ -25,7 +25,9 @@ class Transport(Protocol):
 
     A transport that authenticates its peer may also offer
     `principal_of(request_id) -> object`: who sent that request (it becomes
-    `RequestContext.principal`).
+    `RequestContext.principal`). An HTTP transport may offer
+    `http_request_of(request_id) -> object`: the HTTP request that carried it
+    (it becomes `RequestContext.http_request`).
     """
 
     async def send(self, message: bytes) -> None:

@@ -40,7 +40,8 @@ __all__ = [
 
 @dataclass(frozen=True)
 class HttpRequest:
-    """What the `authenticate` hook sees of a request."""
+    """An HTTP request as the server sees it: what the `authenticate` hook
+    gets, and what a handler finds as `RequestContext.http_request`."""
 
     method: str
     path: str
@@ -48,6 +49,8 @@ class HttpRequest:
     client: tuple[str, int] | None
     query: bytes = b""
     """The raw query string (an auth layer refuses a token sent there)."""
+    scheme: str = "http"
+    """"http" or "https", as the ASGI server says."""
 
 
 class AuthChallenge(Exception):
@@ -122,6 +125,7 @@ def request_of(scope: Scope, headers: HttpHeaders) -> HttpRequest:
         headers,
         tuple(client) if client else None,
         scope.get("query_string", b""),
+        scope.get("scheme", "http"),
     )
 
 

@@ -119,6 +119,7 @@ class ForwardedRequest(msgspec.Struct, array_like=True):
     headers: list[tuple[str, str]]
     client: tuple[str, int] | None = None
     query: bytes = b""
+    scheme: str = "http"
 
 
 class Op(msgspec.Struct, omit_defaults=True):

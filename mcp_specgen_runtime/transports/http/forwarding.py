@@ -804,6 +804,8 @@ class ClusterMember:
             return
         stream = ResponseStream(ids)
         stream.principal = principal
+        if op.request is not None:
+            stream.http_request = received_request(op.request)
         stream.resumable = state.handler.protocol_version in PRIMING_VERSIONS
         try:
             state.mux.feed(op.body, stream)

@@ -63,7 +63,7 @@ from .answers import (
     write_stored,
 )
 from .asgi import respond, start_sse
-from .auth import request_principal
+from .auth import current_request, request_principal
 from .cluster import unreachable
 from .forwarding import ClusterMember
 from .headers import (
@@ -186,6 +186,7 @@ class LegacySessions(ClusterMember):
         stream = ResponseStream(ids) if ids else None
         if stream is not None:
             stream.principal = principal
+            stream.http_request = current_request.get()
             stream.resumable = (
                 self.event_store is not None
                 and state.handler.protocol_version in PRIMING_VERSIONS

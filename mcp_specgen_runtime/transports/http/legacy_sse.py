@@ -144,6 +144,7 @@ from .auth import (
     HttpRequest,
     authenticate_with,
     authorize_requests,
+    request_of,
 )
 from .headers import (
     PROTOCOL_VERSION_HEADER,
@@ -234,6 +235,7 @@ AsgiApp: TypeAlias = "Callable[[Scope, Receive, Send], Awaitable[None]]"
 """An ASGI 3 application (`McpHttpApp` is one)."""
 
 _Incoming: TypeAlias = bytes | MessageTooLargeError
+_Posted: TypeAlias = "tuple[bytes, HttpRequest | None]"
 
 
 # --- the server ------------------------------------------------------------------
@@ -244,23 +246,26 @@ class _SessionTransport:
 
     def __init__(self, buffer: int) -> None:
         out_send, out_receive = anyio.create_memory_object_stream[bytes](buffer)
-        in_send, in_receive = anyio.create_memory_object_stream[bytes](buffer)
+        in_send, in_receive = anyio.create_memory_object_stream[_Posted](buffer)
         self._out_send: MemoryObjectSendStream[bytes] = out_send
         self.outgoing: MemoryObjectReceiveStream[bytes] = out_receive
-        self._in_send: MemoryObjectSendStream[bytes] = in_send
-        self._in_receive: MemoryObjectReceiveStream[bytes] = in_receive
+        self._in_send: MemoryObjectSendStream[_Posted] = in_send
+        self._in_receive: MemoryObjectReceiveStream[_Posted] = in_receive
         self.closed = False
         self.principal: object = None
         """The caller of the latest POST (None without authentication)."""
+        # The engine reads a body's requests before it receives the next
+        # body, so the POST of the body received last is theirs.
+        self._received_from: HttpRequest | None = None
 
-    async def feed(self, body: bytes) -> None:
-        """Queue one POSTed body for the engine.
+    async def feed(self, body: bytes, request: HttpRequest | None = None) -> None:
+        """Queue one POSTed body (and the POST, `request`) for the engine.
 
         Raises:
             anyio.ClosedResourceError, anyio.BrokenResourceError: the session
                 has ended.
         """
-        await self._in_send.send(body)
+        await self._in_send.send((body, request))
 
     def end(self) -> None:
         """End the session: the engine sees end of stream, and the stream
@@ -275,13 +280,18 @@ class _SessionTransport:
         """Who sent a request: the session's caller."""
         return self.principal
 
+    def http_request_of(self, request_id: RequestId) -> object:
+        """The POST that carried a request: that of the body received last."""
+        return self._received_from
+
     async def send(self, message: bytes) -> None:
         if self.closed:
             raise anyio.ClosedResourceError
         await self._out_send.send(message)
 
     async def receive(self) -> bytes:
-        return await self._in_receive.receive()
+        body, self._received_from = await self._in_receive.receive()
+        return body
 
     async def aclose(self) -> None:
         # The engine is done; what it queued is still written out.
@@ -590,13 +600,15 @@ class LegacySseApp:
                 raise _Refused(refusal(bad), reply_id=bad.reply_id) from None
             authorize_requests(self.auth, self.required_scopes, principal, message)
             state.transport.principal = principal
-            await self._feed(state, body)
+            await self._feed(state, body, request_of(scope, headers))
         await respond(send, 202, b"Accepted", "text/plain; charset=utf-8")
 
     @staticmethod
-    async def _feed(state: _Session, body: bytes) -> None:
+    async def _feed(
+        state: _Session, body: bytes, request: HttpRequest | None = None
+    ) -> None:
         try:
-            await state.transport.feed(body)
+            await state.transport.feed(body, request)
         except (anyio.ClosedResourceError, anyio.BrokenResourceError):
             raise _Refused(HttpError(404, "Session not found (ended)")) from None
 

@@ -152,6 +152,8 @@ class ResponseStream:
         """The requests this stream answers (empty for the GET stream)."""
         self._unanswered = set(request_ids)
         self.principal: object = None
+        self.http_request: object = None
+        """The POST whose response this is (its `HttpRequest`)."""
         self.resumable = False
         """Whether the app stores this stream's events and primes it, so
         its connection may be released (`release`)."""
@@ -322,6 +324,11 @@ class SessionMux:
         """What the app's authentication hook returned for a request's POST."""
         stream = self._by_request.get(request_id)
         return None if stream is None else stream.principal
+
+    def http_request_of(self, request_id: RequestId) -> object:
+        """The `HttpRequest` of a request's POST."""
+        stream = self._by_request.get(request_id)
+        return None if stream is None else stream.http_request
 
     # -- the Transport protocol --
 

@@ -168,6 +168,7 @@ def forwarded_request(request: HttpRequest | None) -> ForwardedRequest | None:
         list(request.headers),
         request.client,
         request.query,
+        request.scheme,
     )
 
 
@@ -179,6 +180,7 @@ def received_request(forwarded: ForwardedRequest) -> HttpRequest:
         HttpHeaders(forwarded.headers),
         forwarded.client,
         forwarded.query,
+        forwarded.scheme,
     )
 
 

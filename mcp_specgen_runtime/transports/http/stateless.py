@@ -40,6 +40,7 @@ from .answers import (
     refuse,
 )
 from .asgi import respond
+from .auth import current_request
 from .headers import (
     HEADER_MISMATCH,
     UNSUPPORTED_PROTOCOL_VERSION,
@@ -137,6 +138,7 @@ async def post_stateless(
         progress_token(params),
         principal=principal,
     )
+    context.http_request = current_request.get()
 
     async def run() -> None:
         stream.put(await serve_request(handler, context, raw_params))
@@ -187,6 +189,7 @@ async def post_modern(
     context = RequestContext(
         peer, the_id, method, progress_token(params), principal=principal
     )
+    context.http_request = current_request.get()
 
     async def run() -> None:
         stream.put(await serve_request(handler, context, raw_params))

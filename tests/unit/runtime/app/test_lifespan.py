@@ -1,0 +1,214 @@
+"""`App(lifespan=...)`: entered once before serving, exited after, over
+memory (`Client(app)`), real stdio and real HTTP (uvicorn); a lifespan that
+fails to start stops the server before it serves."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+
+from mcp_specgen_runtime import Client
+from mcp_specgen_runtime.app import App, Context, LifespanError
+from mcp_specgen_runtime.app.lifespan import LifespanRunner
+from tests.unit.runtime.transports.http.test_http_client import serving
+
+LIMIT = 10.0
+PROGRAM = Path(__file__).with_name("lifespan_app.py")
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+def recording(
+    events: list[str], *, fail: bool = False
+) -> Any:  # the factory App(lifespan=...) takes
+    @asynccontextmanager
+    async def lifespan(app: App) -> AsyncIterator[str]:
+        if fail:
+            raise ConnectionRefusedError("the database is down")
+        events.append(f"enter {app.name}")
+        try:
+            yield "pool"
+        except BaseException as exc:
+            events.append(f"saw {exc!r}")
+            raise
+        finally:
+            events.append("exit")
+
+    return lifespan
+
+
+def app_of(events: list[str], **options: Any) -> App:
+    app = App("life", lifespan=recording(events, **options))
+
+    @app.tool()
+    async def pool(ctx: Context[str]) -> str:
+        return f"{ctx.lifespan} {events}"
+
+    return app
+
+
+def text(result: Any) -> str:
+    return result.content[0].text
+
+
+# -- the runner ------------------------------------------------------------
+
+
+@pytest.mark.anyio
+async def test_it_is_entered_for_the_first_holder_and_exited_after_the_last() -> None:
+    events: list[str] = []
+    runner = LifespanRunner(recording(events), App("life"), "app 'life'")
+    assert not runner.running
+    await runner.enter()
+    await runner.enter()
+    assert runner.value == "pool" and events == ["enter life"]
+    await runner.exit()
+    assert runner.running and events == ["enter life"]
+    await runner.exit()
+    assert not runner.running and events == ["enter life", "exit"]
+    with pytest.raises(RuntimeError, match="is not running"):
+        _ = runner.value
+
+
+@pytest.mark.anyio
+async def test_a_holder_leaving_on_an_error_shows_it_to_the_lifespan() -> None:
+    events: list[str] = []
+    runner = LifespanRunner(recording(events), App("life"))
+    with pytest.raises(KeyError):
+        async with runner.held():
+            raise KeyError("served badly")
+    assert events == ["enter life", "saw KeyError('served badly')", "exit"]
+
+
+@pytest.mark.anyio
+async def test_a_lifespan_failing_to_start_is_a_lifespan_error_and_holds_nothing() -> (
+    None
+):
+    runner = LifespanRunner(recording([], fail=True), App("life"), "app 'life'")
+    with pytest.raises(LifespanError, match="app 'life' failed to start") as caught:
+        await runner.enter()
+    assert isinstance(caught.value.__cause__, ConnectionRefusedError)
+    assert not runner.running
+    await runner.exit()  # nothing held: nothing to do
+
+
+@pytest.mark.anyio
+async def test_ctx_lifespan_says_when_the_app_has_none() -> None:
+    app = App("plain")
+
+    @app.tool()
+    def value(ctx: Context) -> str:
+        return str(ctx.lifespan)
+
+    with anyio.fail_after(LIMIT):
+        async with Client(app) as client:
+            result = await client.call_tool("value", {})
+    assert result.is_error and "has no lifespan" in text(result)
+
+
+# -- in memory -------------------------------------------------------------
+
+
+@pytest.mark.anyio
+async def test_client_of_an_app_holds_its_lifespan_while_connected() -> None:
+    events: list[str] = []
+    app = app_of(events)
+    with anyio.fail_after(LIMIT):
+        async with Client(app) as first, Client(app) as second:
+            assert text(await first.call_tool("pool", {})) == "pool ['enter life']"
+            assert text(await second.call_tool("pool", {})) == "pool ['enter life']"
+        assert events == ["enter life", "exit"]
+        async with app.running():
+            assert events == ["enter life", "exit", "enter life"]
+    assert events == ["enter life", "exit", "enter life", "exit"]
+
+
+@pytest.mark.anyio
+async def test_client_of_an_app_whose_lifespan_fails_does_not_connect() -> None:
+    with anyio.fail_after(LIMIT), pytest.raises(LifespanError, match="database"):
+        async with Client(app_of([], fail=True)):
+            pytest.fail("connected to an app that did not start")
+
+
+# -- stdio -----------------------------------------------------------------
+
+
+@pytest.mark.anyio
+async def test_stdio_enters_the_lifespan_before_serving_and_exits_at_the_end(
+    tmp_path: Path,
+) -> None:
+    log = tmp_path / "log"
+    with anyio.fail_after(LIMIT):
+        async with Client([sys.executable, str(PROGRAM), str(log)]) as client:
+            assert text(await client.call_tool("events", {})) == "enter"
+            assert text(await client.call_tool("whoami", {})) == "null"
+    assert log.read_text().split() == ["enter", "exit"]
+
+
+def test_stdio_stops_before_serving_when_the_lifespan_fails(tmp_path: Path) -> None:
+    initialize = (
+        b'{"jsonrpc":"2.0","id":1,"method":"initialize","params":{'
+        b'"protocolVersion":"2025-11-25","capabilities":{},'
+        b'"clientInfo":{"name":"t","version":"1"}}}\n'
+    )
+    done = subprocess.run(
+        [sys.executable, str(PROGRAM), str(tmp_path / "log")],
+        input=initialize,
+        capture_output=True,
+        env={"LIFESPAN_FAIL": "1", "PATH": ""},
+        timeout=LIMIT,
+        check=False,
+    )
+    assert done.returncode == 1
+    assert done.stdout == b""  # the initialize was never answered
+    assert done.stderr.decode().strip().splitlines()[-1] == (
+        "error: the lifespan of app 'lifespan-app' failed to start: "
+        "RuntimeError: the database is down"
+    )
+
+
+# -- HTTP ------------------------------------------------------------------
+
+
+@pytest.mark.anyio
+async def test_http_holds_the_lifespan_once_from_start_up_to_shutdown() -> None:
+    events: list[str] = []
+    app = app_of(events)
+    with serving(app.asgi()) as server:
+        assert events == ["enter life"]  # before any request
+        base = server.url.removesuffix("/mcp")
+        with anyio.fail_after(LIMIT):
+            async with (
+                Client(server.url) as modern,
+                Client(server.url, versions=["2025-11-25"]) as session,
+                Client(base + "/sse", versions=["2024-11-05"]) as sse,
+            ):
+                for client in (modern, session, sse):
+                    result = await client.call_tool("pool", {})
+                    assert text(result) == "pool ['enter life']"
+        assert events == ["enter life"]
+    assert events == ["enter life", "exit"]
+
+
+def test_http_stops_before_serving_when_the_lifespan_fails(tmp_path: Path) -> None:
+    done = subprocess.run(
+        [sys.executable, str(PROGRAM), str(tmp_path / "log"), "http", "0"],
+        capture_output=True,
+        env={"LIFESPAN_FAIL": "1", "PATH": ""},
+        timeout=LIMIT,
+        check=False,
+    )
+    assert done.returncode != 0
+    stderr = done.stderr.decode()
+    assert "RuntimeError: the database is down" in stderr
+    assert "Uvicorn running" not in stderr
