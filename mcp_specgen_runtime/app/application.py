@@ -92,6 +92,7 @@ from .access import ScopeTable, insufficient_scope
 from .calls import DEFAULT_MAX_THREADS, call, runs_in_thread
 from .changes import AppSession, ChangeFeed
 from .context import Context
+from .middleware import MiddlewareChain
 from .prompts import PromptSpec
 from .resources import RESOURCE_NOT_FOUND, ResourceSpec, TemplateSpec, contents_of
 from .tools import TASK_STARTS, TASK_SUPPORT, ToolSpec
@@ -104,10 +105,13 @@ if TYPE_CHECKING:
     from mcp_specgen_runtime.stores.redis_keys import RedisKeys
     from mcp_specgen_runtime.stores.tasks import TaskRecord, TaskStore
 
+    from .middleware import Middleware
+
 __all__ = ["App"]
 
 F = TypeVar("F", bound="Callable[..., Any]")
 C = TypeVar("C", bound="Callable[..., Any]")
+M = TypeVar("M", bound="Middleware")
 
 MAX_COMPLETIONS = 100
 """The most values a `completion/complete` result may hold (the spec's)."""
@@ -138,6 +142,8 @@ class App:
             `$MCP_REDIS_URL` when set.
         redis_prefix: put before every key this app keeps in Redis; left
             out, `$MCP_REDIS_PREFIX` when set, else "mcp:".
+        middleware: run around every request and notification, the first
+            outermost (see `middleware.py`; `add_middleware`, `on`).
     """
 
     def __init__(
@@ -155,6 +161,7 @@ class App:
         task_options: Mapping[str, Any] | None = None,
         redis: str | FromEnv | None = FROM_ENV,
         redis_prefix: str | FromEnv = FROM_ENV,
+        middleware: Iterable[Middleware] = (),
     ) -> None:
         from mcp_specgen_runtime.protocol.tasks.manager import TaskManager
 
@@ -189,6 +196,27 @@ class App:
         url = resolve_redis_url(redis)
         if url is not None:
             self.use_redis(url)
+        self.middleware = MiddlewareChain()
+        """Around every message served, outermost first (see `middleware.py`)."""
+        for each in middleware:
+            self.middleware.add(each)
+
+    def add_middleware(
+        self, middleware: Middleware, *, methods: Iterable[str] | None = None
+    ) -> None:
+        """Add `middleware` inside those already there (see `middleware.py`);
+        with `methods`, only calls of those methods pass through it."""
+        self.middleware.add(middleware, methods=methods)
+
+    def on(self, *methods: str) -> Callable[[M], M]:
+        """Register the decorated function as middleware of `methods` only
+        (`@app.on("tools/call")`); with no method, of every message."""
+
+        def register(middleware: M) -> M:
+            self.middleware.add(middleware, methods=methods or None)
+            return middleware
+
+        return register
 
     def use_redis(self, url: str, *, prefix: str | None = None) -> None:
         """Share tasks, keys and (over HTTP) sessions with every instance on
@@ -375,6 +403,7 @@ class App:
         """Tell the clients subscribed to `uri` that it changed: legacy
         connections that sent `resources/subscribe`, 2026 subscriptions whose
         `resourceSubscriptions` named it."""
+        self.middleware.changed("resource", uri)
         await self.changes.publish_resource_updated(uri)
 
     def has_resource(self, uri: str) -> bool:
@@ -401,6 +430,7 @@ class App:
 
     def _changed(self, kind: str) -> None:
         """A registry change: tell the clients, when the app is serving any."""
+        self.middleware.changed(kind)
         if self.changes.audience:
             self.changes.schedule(self.notify_list_changed(kind))
 
@@ -782,6 +812,7 @@ class App:
             task_support=self.task_support,
             task_start=self.task_start,
             extensions=self.extensions,
+            middleware=self.middleware,
         )
         if self.redis_url is not None:
             share_redis(
