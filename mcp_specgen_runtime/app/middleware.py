@@ -56,9 +56,10 @@ from mcp_specgen_runtime.codec.conversion import ConversionError, fit
 from mcp_specgen_runtime.codec.wire import encode
 from mcp_specgen_runtime.errors import ErrorCode, InvalidParamsError, RpcError
 from mcp_specgen_runtime.jsonrpc.dispatch import Dispatcher
-from mcp_specgen_runtime.jsonrpc.serving import request_in_progress
+from mcp_specgen_runtime.jsonrpc.serving import peer_address, request_in_progress
 from mcp_specgen_runtime.protocol.adapt import RESULT_FILL
 from mcp_specgen_runtime.protocol.meta import META_PROTOCOL_VERSION
+from mcp_specgen_runtime.protocol.tasks.owner import principal_owner
 
 from .context import Context
 
@@ -108,6 +109,21 @@ _UNREAD: Any = object()
 
 class _Probe(msgspec.Struct):
     meta: Any = msgspec.field(default=None, name="_meta")
+
+
+class _TargetProbe(msgspec.Struct):
+    name: Any = None
+    uri: Any = None
+
+
+TARGETS = {
+    "tools/call": "name",
+    "prompts/get": "name",
+    "resources/read": "uri",
+    "resources/subscribe": "uri",
+    "resources/unsubscribe": "uri",
+}
+"""The methods about one named item, and the params member naming it."""
 
 
 class Call:
@@ -180,6 +196,36 @@ class Call:
         """The revision the peer speaks: the one `initialize` negotiated, or
         the one a 2026 request names; None before either."""
         return self._version or self._connection.protocol_version
+
+    @property
+    def target(self) -> str | None:
+        """The tool or prompt named by a `tools/call` or `prompts/get`, the
+        URI of a `resources/read` (or subscribe); None for other methods or
+        when the params do not say."""
+        member = TARGETS.get(self.method)
+        if member is None or not self.raw_params:
+            return None
+        try:
+            probe = msgspec.json.decode(self.raw_params, type=_TargetProbe)
+        except (msgspec.DecodeError, msgspec.ValidationError):
+            return None
+        found = getattr(probe, member)
+        return found if isinstance(found, str) else None
+
+    @property
+    def caller(self) -> str:
+        """Who to count this call against: the principal (a digest of its
+        identity), else the transport's session, else the client's network
+        address, else the connection it came in on."""
+        owner = principal_owner(self.principal)
+        if owner is not None:
+            return owner
+        if self.session_id is not None:
+            return "session:" + self.session_id
+        address = peer_address()
+        if address is not None:
+            return "address:" + address
+        return "connection:" + self._connection.key
 
     @property
     def params(self) -> Any:

@@ -1,0 +1,105 @@
+"""`RateLimit`: a token bucket per caller, refusing with a clear error."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from mcp_specgen_runtime import Client
+from mcp_specgen_runtime.app import App
+from mcp_specgen_runtime.app.rate_limit import RATE_LIMITED, RateLimit
+from mcp_specgen_runtime.errors import RpcError
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 100.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def make_app(limit: RateLimit) -> App:
+    app = App("demo", middleware=[limit])
+
+    @app.tool()
+    def echo(message: str) -> str:
+        return message
+
+    return app
+
+
+async def echo(client: Client) -> Any:
+    return await client.call_tool("echo", {"message": "hi"})
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("version", ["2024-11-05", "2025-11-25", "2026-07-28"])
+async def test_a_burst_then_a_refusal_saying_when_to_retry(version: str) -> None:
+    clock = Clock()
+    app = make_app(RateLimit(rate=2, burst=3, clock=clock))
+    async with Client(app, versions=[version]) as client:
+        for _ in range(3):
+            await echo(client)
+        with pytest.raises(RpcError) as caught:
+            await echo(client)
+        clock.now += 0.5  # one token back
+        await echo(client)
+        with pytest.raises(RpcError):
+            await echo(client)
+    error = caught.value
+    assert error.code == RATE_LIMITED
+    assert error.message == (
+        "Rate limit exceeded for tools/call: at most 2 requests a second "
+        "(bursts of 3); retry in 500 ms"
+    )
+    assert error.data == {"retryAfterMs": 500}
+
+
+@pytest.mark.anyio
+async def test_each_connection_has_its_own_bucket() -> None:
+    clock = Clock()
+    app = make_app(RateLimit(rate=1, burst=1, clock=clock))
+    async with (
+        Client(app, versions=["2025-11-25"]) as first,
+        Client(app, versions=["2025-11-25"]) as second,
+    ):
+        await echo(first)
+        with pytest.raises(RpcError):
+            await echo(first)
+        await echo(second)  # another caller: a full bucket
+
+
+@pytest.mark.anyio
+async def test_callers_are_told_apart_by_the_key_given() -> None:
+    clock = Clock()
+    limit = RateLimit(rate=1, burst=1, key=lambda call: "everyone", clock=clock)
+    app = make_app(limit)
+    async with (
+        Client(app, versions=["2026-07-28"]) as first,
+        Client(app, versions=["2026-07-28"]) as second,
+    ):
+        await echo(first)
+        with pytest.raises(RpcError):
+            await echo(second)  # the same bucket
+
+
+@pytest.mark.anyio
+async def test_the_handshake_is_not_counted() -> None:
+    clock = Clock()
+    app = make_app(RateLimit(rate=1, burst=1, clock=clock))
+    async with Client(app, versions=["2025-11-25"]) as client:
+        await echo(client)  # initialize and the notification spent nothing
+
+
+def test_a_limit_must_let_something_through() -> None:
+    with pytest.raises(ValueError):
+        RateLimit(rate=0, burst=1)
+    with pytest.raises(ValueError):
+        RateLimit(rate=1, burst=0)
