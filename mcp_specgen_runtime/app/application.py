@@ -144,6 +144,9 @@ class App:
             out, `$MCP_REDIS_PREFIX` when set, else "mcp:".
         middleware: run around every request and notification, the first
             outermost (see `middleware.py`; `add_middleware`, `on`).
+        telemetry: True to trace every message with OpenTelemetry (the
+            outermost middleware; see `telemetry.py`; needs the `otel`
+            extra), or the `TracerProvider` to trace with.
     """
 
     def __init__(
@@ -162,6 +165,7 @@ class App:
         redis: str | FromEnv | None = FROM_ENV,
         redis_prefix: str | FromEnv = FROM_ENV,
         middleware: Iterable[Middleware] = (),
+        telemetry: object = False,
     ) -> None:
         from mcp_specgen_runtime.protocol.tasks.manager import TaskManager
 
@@ -198,6 +202,11 @@ class App:
             self.use_redis(url)
         self.middleware = MiddlewareChain()
         """Around every message served, outermost first (see `middleware.py`)."""
+        if telemetry is not False and telemetry is not None:
+            from .telemetry import TelemetryMiddleware
+
+            provider = None if telemetry is True else telemetry
+            self.middleware.add(TelemetryMiddleware(provider))
         for each in middleware:
             self.middleware.add(each)
 

@@ -70,7 +70,14 @@ if TYPE_CHECKING:
     from mcp_specgen_runtime.jsonrpc.envelope import RequestId
     from mcp_specgen_runtime.protocol.session import ServerConnection
 
-__all__ = ["Call", "CallNext", "Middleware", "MiddlewareChain", "Result"]
+__all__ = [
+    "Call",
+    "CallNext",
+    "Middleware",
+    "MiddlewareChain",
+    "Result",
+    "tool_failed",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -105,6 +112,24 @@ class Result:
 
 
 _UNREAD: Any = object()
+
+
+class _ToolOutcome(msgspec.Struct):
+    is_error: Any = msgspec.field(default=None, name="isError")
+
+
+def tool_failed(result: Any) -> bool:
+    """Whether a `tools/call` result (a `Result`, builtins or a generated
+    Struct) says the tool failed (`isError: true`)."""
+    if isinstance(result, Result):
+        try:
+            return msgspec.json.decode(result.raw, type=_ToolOutcome).is_error is True
+        except (msgspec.DecodeError, msgspec.ValidationError):
+            return False
+    if isinstance(result, dict):
+        found = typing.cast("dict[str, Any]", result)
+        return found.get("isError") is True
+    return getattr(result, "is_error", None) is True
 
 
 class _Probe(msgspec.Struct):
@@ -145,6 +170,7 @@ class Call:
     """
 
     __slots__ = (
+        "_address",
         "_connection",
         "_params",
         "_version",
@@ -174,6 +200,7 @@ class Call:
         self.principal: object = None if request is None else request.principal
         self.ctx: Context | None = None if request is None else Context()
         self.session_id: str | None = connection.session_id
+        self._address = peer_address()
         self.state: dict[str, Any] = {}
         self._params: Any = _UNREAD
         self.era: Era | None = connection.era
@@ -222,9 +249,8 @@ class Call:
             return owner
         if self.session_id is not None:
             return "session:" + self.session_id
-        address = peer_address()
-        if address is not None:
-            return "address:" + address
+        if self._address is not None:
+            return "address:" + self._address
         return "connection:" + self._connection.key
 
     @property

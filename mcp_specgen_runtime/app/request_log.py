@@ -23,11 +23,10 @@ import time
 from typing import TYPE_CHECKING, Any
 
 import anyio
-import msgspec
 
 from mcp_specgen_runtime.errors import RpcError
 
-from .middleware import Result
+from .middleware import tool_failed
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -35,10 +34,6 @@ if TYPE_CHECKING:
     from .middleware import Call, CallNext
 
 __all__ = ["RequestLogger"]
-
-
-class _ToolOutcome(msgspec.Struct):
-    is_error: Any = msgspec.field(default=None, name="isError")
 
 
 class RequestLogger:
@@ -70,7 +65,7 @@ class RequestLogger:
             level, outcome = self.level, "ok"
             if call.notification:
                 outcome = "notification"
-            elif call.method == "tools/call" and _tool_failed(result):
+            elif call.method == "tools/call" and tool_failed(result):
                 level, outcome = logging.WARNING, "tool error"
             return result
         except RpcError as exc:
@@ -97,15 +92,3 @@ def _line(call: Call, started: float, clock: Callable[[], float], outcome: str) 
     parts.append(f"{(clock() - started) * 1000:.1f} ms")
     parts.append(outcome)
     return " ".join(parts)
-
-
-def _tool_failed(result: Any) -> bool:
-    """Whether a `tools/call` result says the tool failed (`isError`)."""
-    if isinstance(result, Result):
-        try:
-            return msgspec.json.decode(result.raw, type=_ToolOutcome).is_error is True
-        except (msgspec.DecodeError, msgspec.ValidationError):
-            return False
-    if isinstance(result, dict):
-        return result.get("isError") is True  # pyright: ignore[reportUnknownMemberType]
-    return getattr(result, "is_error", None) is True

@@ -3,8 +3,10 @@ revision (a `Client` over memory; raw JSON-RPC for hostile cases)."""
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
+import httpx
 import msgspec
 import pytest
 
@@ -277,3 +279,81 @@ def test_the_chain_refuses_what_is_not_middleware() -> None:
         chain.add(Recorder(), methods="tools/call")
     chain.add(Recorder())
     assert chain and len(chain) == 1
+
+
+def body_of(response: httpx.Response) -> Any:
+    """A JSON-RPC response, from a JSON or an SSE body."""
+    if response.headers.get("content-type", "").startswith("text/event-stream"):
+        for line in response.text.splitlines():
+            if line.startswith("data:") and line[5:].strip():
+                return json.loads(line[5:])
+    return response.json()
+
+
+@pytest.mark.anyio
+async def test_over_http_a_legacy_call_knows_its_session_a_2026_one_has_none() -> None:
+    seen = Recorder()
+    app = make_app(middleware=[seen])
+    headers = {
+        "accept": "application/json, text/event-stream",
+        "content-type": "application/json",
+    }
+    initialize = {
+        "protocolVersion": "2025-11-25",
+        "capabilities": {},
+        "clientInfo": {"name": "raw", "version": "1"},
+    }
+    meta = {
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {},
+        "io.modelcontextprotocol/clientInfo": {"name": "raw", "version": "1"},
+    }
+    transport = httpx.ASGITransport(app.asgi())
+    async with httpx.AsyncClient(
+        transport=transport, base_url="http://127.0.0.1:8000"
+    ) as http:
+        opened = await http.post(
+            "/mcp",
+            headers=headers,
+            json={
+                "jsonrpc": "2.0",
+                "id": 1,
+                "method": "initialize",
+                "params": initialize,
+            },
+        )
+        session_id = opened.headers["mcp-session-id"]
+        legacy = {
+            **headers,
+            "mcp-session-id": session_id,
+            "mcp-protocol-version": "2025-11-25",
+        }
+        call = {"name": "echo", "arguments": {"message": "hi"}}
+        answered = await http.post(
+            "/mcp",
+            headers=legacy,
+            json={"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": call},
+        )
+        modern = await http.post(
+            "/mcp",
+            headers={
+                **headers,
+                "mcp-protocol-version": "2026-07-28",
+                "mcp-method": "tools/call",
+                "mcp-name": "echo",
+            },
+            json={
+                "jsonrpc": "2.0",
+                "id": 3,
+                "method": "tools/call",
+                "params": {**call, "_meta": meta},
+            },
+        )
+    assert body_of(answered)["result"]["content"][0]["text"] == "hi"
+    assert body_of(modern)["result"]["content"][0]["text"] == "hi"
+    by_id = {call.request_id: call for call in seen.calls}
+    assert by_id[1].session_id == session_id and by_id[1].era == "legacy"
+    assert by_id[2].session_id == session_id
+    assert by_id[2].caller == "session:" + session_id
+    assert by_id[3].session_id is None and by_id[3].era == "modern"
+    assert by_id[3].caller == "address:127.0.0.1"
