@@ -443,7 +443,15 @@ class MiddlewareChain:
         answer = await step(call)
         if call.notification:
             return None
-        return call.encode(answer)
+        try:
+            return call.encode(answer)
+        except Exception as exc:
+            logger.exception("middleware answered %s with %r", method, answer)
+            raise RpcError(
+                ErrorCode.INTERNAL_ERROR,
+                f"Internal error: a middleware answered {method} with a result "
+                f"that cannot be sent ({type(exc).__name__})",
+            ) from None
 
 
 class _Raised:

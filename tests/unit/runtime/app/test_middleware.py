@@ -357,3 +357,19 @@ async def test_over_http_a_legacy_call_knows_its_session_a_2026_one_has_none() -
     assert by_id[2].caller == "session:" + session_id
     assert by_id[3].session_id is None and by_id[3].era == "modern"
     assert by_id[3].caller == "address:127.0.0.1"
+
+
+@pytest.mark.anyio
+async def test_an_answer_that_cannot_be_sent_is_internal_error() -> None:
+    app = make_app()
+
+    @app.on("tools/call")
+    async def odd(call: Call, call_next: CallNext) -> Any:
+        return {"content": [object()]}
+
+    async with Client(app, versions=["2025-11-25"]) as client:
+        with pytest.raises(RpcError) as caught:
+            await client.call_tool("echo", {"message": "x"})
+        assert [t.name for t in (await client.list_tools()).tools] == ["echo"]
+    assert caught.value.code == ErrorCode.INTERNAL_ERROR
+    assert "cannot be sent" in caught.value.message
