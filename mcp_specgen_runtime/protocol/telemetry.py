@@ -186,7 +186,8 @@ def _failed_tool(result: Any) -> bool:
 class ClientTracer:
     """A `ClientSession.around_send`: a CLIENT span around each request (its
     input rounds included) and notification, whose context goes to the
-    server in `params._meta`.
+    server in `params._meta`; `mcp.session.id` is the HTTP transport's
+    session, when it has one.
 
     Args:
         session: the session traced (for its protocol version).
@@ -201,8 +202,12 @@ class ClientTracer:
         self, method: str, params: Any, send: Callable[[Any], Awaitable[Any]]
     ) -> Any:
         target = _target(method, params)
+        session_id: Any = getattr(self.session.connection.transport, "session_id", None)
         described = attributes(
-            method, target=target, protocol_version=self.session.protocol_version
+            method,
+            target=target,
+            protocol_version=self.session.protocol_version,
+            session_id=session_id if isinstance(session_id, str) else None,
         )
         with self.tracer.start_as_current_span(
             span_name(method, target),

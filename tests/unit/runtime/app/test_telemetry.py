@@ -22,6 +22,8 @@ from mcp_specgen_runtime.app.telemetry import TelemetryMiddleware
 from mcp_specgen_runtime.errors import RpcError
 from mcp_specgen_runtime.jsonrpc.connection import Connection
 from mcp_specgen_runtime.transports import memory_pair
+from mcp_specgen_runtime.transports.http.server import McpHttpApp
+from tests.unit.runtime.transports.http.test_server import served
 
 
 @pytest.fixture
@@ -241,3 +243,29 @@ async def test_the_parent_comes_from_the_w3c_trace_context_in_meta(
     assert served.parent.span_id == int(parent_id, 16)
     assert served.parent.is_remote
     assert served.context.trace_state.get("vendor") == "opaque"
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("version", ["2025-11-25", "2026-07-28"])
+async def test_over_streamable_http_one_trace_and_the_session_on_both_sides(
+    version: str, traced: tuple[TracerProvider, InMemorySpanExporter]
+) -> None:
+    provider, exporter = traced
+    app = make_app(provider)
+    async with (
+        served(McpHttpApp(app.session())) as url,
+        Client(url, versions=[version], telemetry=provider) as client,
+    ):
+        await client.call_tool("echo", {"message": "hi"})
+    spans = exporter.get_finished_spans()
+    sent = named(spans, "tools/call echo", SpanKind.CLIENT)
+    served_span = named(spans, "tools/call echo", SpanKind.SERVER)
+    assert sent.context is not None and served_span.parent is not None
+    assert served_span.parent.span_id == sent.context.span_id
+    on_client = dict(sent.attributes or {}).get("mcp.session.id")
+    on_server = dict(served_span.attributes or {}).get("mcp.session.id")
+    if version == "2026-07-28":
+        assert on_client is None and on_server is None  # the era has no sessions
+    else:
+        assert isinstance(on_server, str) and on_server
+        assert on_client == on_server
