@@ -373,3 +373,26 @@ async def test_an_answer_that_cannot_be_sent_is_internal_error() -> None:
         assert [t.name for t in (await client.list_tools()).tools] == ["echo"]
     assert caught.value.code == ErrorCode.INTERNAL_ERROR
     assert "cannot be sent" in caught.value.message
+
+
+@pytest.mark.anyio
+async def test_without_middleware_for_a_method_no_call_is_even_built(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    built: list[str] = []
+    original = Call.__init__
+
+    def counting(self: Call, connection: Any, method: str, raw: Any) -> None:
+        built.append(method)
+        original(self, connection, method, raw)
+
+    monkeypatch.setattr(Call, "__init__", counting)
+    bare = make_app()
+    async with Client(bare, versions=["2026-07-28"]) as client:
+        await client.call_tool("echo", {"message": "x"})
+    assert built == []
+    scoped = make_app()
+    scoped.add_middleware(Recorder(), methods=["prompts/get"])
+    async with Client(scoped, versions=["2025-11-25"]) as client:
+        await client.call_tool("echo", {"message": "x"})
+    assert built == []
