@@ -8,13 +8,15 @@ Every variant serves the same app over the memory transport at 2025-11-25
 and 2026-07-28, so the figures are the runtime's own work, no I/O. "no
 chain" serves the app's session through the plain `ServerConnection` (the
 code path before middleware existed); "empty chain" is what `App()` serves
-through. Rounds alternate between variants and the best round of each is
-reported, so a noisy neighbour on the machine skews all of them alike.
+through. Each round runs every variant, in a shuffled order, and the best
+round of each is reported, so a noisy neighbour on the machine skews all of
+them alike.
 """
 
 from __future__ import annotations
 
 import logging
+import random
 import sys
 import time
 from typing import TYPE_CHECKING, Any
@@ -114,9 +116,12 @@ async def timed(
 async def measure(calls: int, rounds: int) -> dict[str, dict[str, float]]:
     logging.getLogger("benchmarks.quiet").setLevel(logging.WARNING)
     best: dict[str, dict[str, float]] = {v: {} for v in VERSIONS}
+    order = list(VARIANTS.items())
+    shuffler = random.Random(20)
     for _ in range(rounds):
         for version in VERSIONS:
-            for name, (build, serve) in VARIANTS.items():
+            shuffler.shuffle(order)  # no variant always runs first
+            for name, (build, serve) in order:
                 app = build()
                 seconds = await timed(version, app, serve(app), calls)
                 kept = best[version].get(name, seconds)
@@ -143,7 +148,8 @@ def main() -> None:
     for version, figures in found.items():
         base = figures["no chain"]
         print(f"{version} (µs per call; tools/call unless said)")
-        for name, seconds in figures.items():
+        for name in [*VARIANTS, "read, no cache", "read, ResultCache"]:
+            seconds = figures[name]
             added = (seconds - base) * 1e6 if "read" not in name else 0.0
             note = f"  {added:+6.2f}" if "read" not in name else ""
             print(f"  {name:32} {seconds * 1e6:8.2f}{note}")
