@@ -1,5 +1,7 @@
 """The high-level server, `App`: tools, resources and prompts from plain Python
 functions. Stands on protocol (ServerSession) and transports (stdio, HTTP).
+Middleware (`Call`, `RequestLogger`, `RateLimit`, `ResultCache`) runs
+around every message it serves (see `middleware`).
 
     from mcp_specgen_runtime.app import App, Context
 
@@ -16,5 +18,19 @@ functions. Stands on protocol (ServerSession) and transports (stdio, HTTP).
 
 from .application import App
 from .context import Context
+from .middleware import Call, CallNext, Middleware, Result
+from .rate_limit import RateLimit
+from .request_log import RequestLogger
+from .result_cache import ResultCache
 
-__all__ = ["App", "Context"]
+__all__ = [
+    "App",
+    "Call",
+    "CallNext",
+    "Context",
+    "Middleware",
+    "RateLimit",
+    "RequestLogger",
+    "Result",
+    "ResultCache",
+]

@@ -48,6 +48,7 @@ from __future__ import annotations
 
 import logging
 import typing
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeAlias, TypeVar
 
 import msgspec
@@ -64,7 +65,7 @@ from mcp_specgen_runtime.protocol.tasks.owner import principal_owner
 from .context import Context
 
 if TYPE_CHECKING:
-    from collections.abc import Awaitable, Callable, Iterable
+    from collections.abc import Iterable
     from types import ModuleType
 
     from mcp_specgen_runtime.jsonrpc.envelope import RequestId
@@ -339,14 +340,14 @@ def _modern_version(raw: bytes) -> str | None:
     return version if isinstance(version, str) else None
 
 
-CallNext: TypeAlias = "Callable[[Call], Awaitable[Any]]"
+CallNext: TypeAlias = Callable[[Call], Awaitable[Any]]
 """Serves the call with the rest of the chain: the `Result` (None for a
 notification)."""
 
-Middleware: TypeAlias = "Callable[[Call, CallNext], Awaitable[Any]]"
+Middleware: TypeAlias = Callable[[Call, CallNext], Awaitable[Any]]
 """`(call, call_next) -> result`; see the module docstring."""
 
-Endpoint: TypeAlias = "Callable[[str, bytes | None], Awaitable[bytes | None]]"
+Endpoint: TypeAlias = Callable[[str, bytes | None], Awaitable[bytes | None]]
 
 
 class Watcher(Protocol):
