@@ -10,6 +10,9 @@ from mcp_specgen_runtime import Client
 from mcp_specgen_runtime.app import App
 from mcp_specgen_runtime.app.rate_limit import RATE_LIMITED, RateLimit
 from mcp_specgen_runtime.errors import RpcError
+from mcp_specgen_runtime.jsonrpc.connection import Connection
+from mcp_specgen_runtime.protocol.client import ClientSession
+from mcp_specgen_runtime.transports import memory_pair
 
 
 @pytest.fixture
@@ -103,3 +106,35 @@ def test_a_limit_must_let_something_through() -> None:
         RateLimit(rate=0, burst=1)
     with pytest.raises(ValueError):
         RateLimit(rate=1, burst=0)
+
+
+async def call_as(app: App, principal: str, times: int) -> list[str]:
+    """`times` echo calls on a fresh connection authenticated as
+    `principal`; each outcome, "ok" or the error code."""
+    client_end, server_end = memory_pair()
+    server_end.principal_of = lambda _id: principal  # type: ignore[attr-defined]
+    outcomes: list[str] = []
+    async with (
+        Connection(server_end, app.session().handler()),
+        ClientSession(
+            client_end, name="t", version="1", versions=["2026-07-28"]
+        ) as session,
+    ):
+        for _ in range(times):
+            try:
+                await session.request_raw(
+                    "tools/call", {"name": "echo", "arguments": {"message": "x"}}
+                )
+                outcomes.append("ok")
+            except RpcError as exc:
+                outcomes.append(str(exc.code))
+    return outcomes
+
+
+@pytest.mark.anyio
+async def test_an_authenticated_caller_has_one_bucket_across_connections() -> None:
+    clock = Clock()
+    app = make_app(RateLimit(rate=1, burst=2, clock=clock))
+    assert await call_as(app, "alice", 1) == ["ok"]
+    assert await call_as(app, "alice", 2) == ["ok", str(RATE_LIMITED)]
+    assert await call_as(app, "bob", 2) == ["ok", "ok"]

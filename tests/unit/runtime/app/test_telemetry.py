@@ -269,3 +269,36 @@ async def test_over_streamable_http_one_trace_and_the_session_on_both_sides(
     else:
         assert isinstance(on_server, str) and on_server
         assert on_client == on_server
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize(
+    "carried",
+    [
+        {"traceparent": "garbage", "tracestate": "=="},
+        {"traceparent": 42},
+        {"traceparent": "00-" + "0" * 32 + "-" + "0" * 16 + "-01"},  # invalid ids
+    ],
+)
+async def test_bad_trace_context_starts_a_new_trace_and_serving_goes_on(
+    carried: dict[str, Any], traced: tuple[TracerProvider, InMemorySpanExporter]
+) -> None:
+    provider, exporter = traced
+    app = make_app(provider)
+    meta = {
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {},
+        "io.modelcontextprotocol/clientInfo": {"name": "raw", "version": "1"},
+        **carried,
+    }
+    client_side, server_side = memory_pair()
+    async with (
+        Connection(server_side, app.session().handler()),
+        Connection(client_side, None) as client,
+    ):
+        listed = await client.request(
+            "tools/list", {"_meta": meta}, dict[str, Any], timeout=5
+        )
+    assert [tool["name"] for tool in listed["tools"]] == ["echo", "broken"]
+    served = named(exporter.get_finished_spans(), "tools/list", SpanKind.SERVER)
+    assert served.parent is None
