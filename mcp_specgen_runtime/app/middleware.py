@@ -55,7 +55,12 @@ import msgspec
 
 from mcp_specgen_runtime.codec.conversion import ConversionError, fit
 from mcp_specgen_runtime.codec.wire import encode
-from mcp_specgen_runtime.errors import ErrorCode, InvalidParamsError, RpcError
+from mcp_specgen_runtime.errors import (
+    ErrorCode,
+    InvalidParamsError,
+    MethodNotFoundError,
+    RpcError,
+)
 from mcp_specgen_runtime.jsonrpc.dispatch import Dispatcher
 from mcp_specgen_runtime.jsonrpc.serving import peer_address, request_in_progress
 from mcp_specgen_runtime.protocol.adapt import RESULT_FILL
@@ -433,7 +438,12 @@ class MiddlewareChain:
         call = Call(connection, method, params)
 
         async def innermost(call: Call) -> Result | None:
-            raw = await endpoint(call.method, call.raw_params)
+            try:
+                raw = await endpoint(call.method, call.raw_params)
+            except MethodNotFoundError:
+                if call.method != "ping" or call.notification:
+                    raise
+                raw = None  # what the engine answers a ping nobody serves
             if call.notification:
                 return None
             return Result(b"{}" if raw is None else raw)

@@ -101,3 +101,15 @@ async def test_nothing_is_formatted_when_the_level_is_off(
     async with Client(app, versions=["2026-07-28"]) as client:
         await client.call_tool("echo", {"message": "hi"})
     assert not [r for r in caplog.records if r.name == "quiet.requests"]
+
+
+@pytest.mark.anyio
+async def test_a_ping_is_answered_and_logged_as_such(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    app = make_app(middleware=[RequestLogger("ping.requests")])
+    caplog.set_level(logging.INFO, logger="ping.requests")
+    async with Client(app, versions=["2025-11-25"]) as client:
+        await client.session.connection.request("ping", None, dict[str, Any])
+    lines = [r.getMessage() for r in caplog.records if r.name == "ping.requests"]
+    assert any(line.startswith("ping id=") and line.endswith(" ok") for line in lines)
