@@ -96,6 +96,9 @@ class ResultCache:
             longest any is (None: only as long as a 2026 result says).
         scope: who may be served a kept result that promises nothing
             (None: "private"); "private" keeps every result private.
+            "public" only for results that are the same for every caller:
+            not for an app whose items need `scopes=` (its lists and
+            reads depend on the caller).
         methods: the methods cached (a subset of `CACHEABLE`).
         max_entries: results kept at most; the least recently used go first.
         clock: monotonic seconds (tests pass their own).
