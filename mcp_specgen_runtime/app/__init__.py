@@ -1,5 +1,7 @@
 """The high-level server, `App`: tools, resources and prompts from plain Python
 functions. Stands on protocol (ServerSession) and transports (stdio, HTTP).
+Middleware (`Call`, `RequestLogger`, `RateLimit`, `ResultCache`) runs
+around every message it serves (see `middleware`).
 
     from mcp_specgen_runtime.app import App, Context
 
@@ -19,13 +21,24 @@ from .context import Context
 from .http_info import Headers, HttpInfo
 from .injection import Depends, Lifespan
 from .lifespan import LifespanError
+from .middleware import Call, CallNext, Middleware, Result
+from .rate_limit import RateLimit
+from .request_log import RequestLogger
+from .result_cache import ResultCache
 
 __all__ = [
     "App",
+    "Call",
+    "CallNext",
     "Context",
     "Depends",
     "Headers",
     "HttpInfo",
     "Lifespan",
     "LifespanError",
+    "Middleware",
+    "RateLimit",
+    "RequestLogger",
+    "Result",
+    "ResultCache",
 ]

@@ -97,6 +97,7 @@ from .access import ScopeTable, insufficient_scope
 from .calls import DEFAULT_MAX_THREADS, call, runs_in_thread
 from .changes import AppSession, ChangeFeed
 from .lifespan import LifespanError, LifespanRunner
+from .middleware import MiddlewareChain
 from .prompts import PromptSpec
 from .resources import RESOURCE_NOT_FOUND, ResourceSpec, TemplateSpec, contents_of
 from .tools import TASK_STARTS, TASK_SUPPORT, ToolSpec
@@ -110,10 +111,13 @@ if TYPE_CHECKING:
     from mcp_specgen_runtime.stores.redis_keys import RedisKeys
     from mcp_specgen_runtime.stores.tasks import TaskRecord, TaskStore
 
+    from .middleware import Middleware
+
 __all__ = ["App"]
 
 F = TypeVar("F", bound="Callable[..., Any]")
 C = TypeVar("C", bound="Callable[..., Any]")
+M = TypeVar("M", bound="Middleware")
 
 MAX_COMPLETIONS = 100
 """The most values a `completion/complete` result may hold (the spec's)."""
@@ -147,6 +151,11 @@ class App:
         lifespan: a function of the app returning an async context manager,
             entered before serving and exited after; what it yields is
             `ctx.lifespan` (see `lifespan.py`).
+        middleware: run around every request and notification, the first
+            outermost (see `middleware.py`; `add_middleware`, `on`).
+        telemetry: True to trace every message with OpenTelemetry (the
+            outermost middleware; see `telemetry.py`; needs the `otel`
+            extra), or the `TracerProvider` to trace with.
     """
 
     def __init__(
@@ -165,6 +174,8 @@ class App:
         redis: str | FromEnv | None = FROM_ENV,
         redis_prefix: str | FromEnv = FROM_ENV,
         lifespan: Callable[[App], AbstractAsyncContextManager[Any]] | None = None,
+        middleware: Iterable[Middleware] = (),
+        telemetry: object = False,
     ) -> None:
         from mcp_specgen_runtime.protocol.tasks.manager import TaskManager
 
@@ -200,6 +211,32 @@ class App:
         if url is not None:
             self.use_redis(url)
         self._lifespan = LifespanRunner(lifespan, self, f"app {name!r}")
+        self.middleware = MiddlewareChain(lifespan=self._lifespan)
+        """Around every message served, outermost first (see `middleware.py`)."""
+        if telemetry is not False and telemetry is not None:
+            from .telemetry import TelemetryMiddleware
+
+            provider = None if telemetry is True else telemetry
+            self.middleware.add(TelemetryMiddleware(provider))
+        for each in middleware:
+            self.middleware.add(each)
+
+    def add_middleware(
+        self, middleware: Middleware, *, methods: Iterable[str] | None = None
+    ) -> None:
+        """Add `middleware` inside those already there (see `middleware.py`);
+        with `methods`, only calls of those methods pass through it."""
+        self.middleware.add(middleware, methods=methods)
+
+    def on(self, *methods: str) -> Callable[[M], M]:
+        """Register the decorated function as middleware of `methods` only
+        (`@app.on("tools/call")`); with no method, of every message."""
+
+        def register(middleware: M) -> M:
+            self.middleware.add(middleware, methods=methods or None)
+            return middleware
+
+        return register
 
     def use_redis(self, url: str, *, prefix: str | None = None) -> None:
         """Share tasks, keys and (over HTTP) sessions with every instance on
@@ -384,6 +421,7 @@ class App:
         """Tell the clients subscribed to `uri` that it changed: legacy
         connections that sent `resources/subscribe`, 2026 subscriptions whose
         `resourceSubscriptions` named it."""
+        self.middleware.changed("resource", uri)
         await self.changes.publish_resource_updated(uri)
 
     def has_resource(self, uri: str) -> bool:
@@ -410,6 +448,7 @@ class App:
 
     def _changed(self, kind: str) -> None:
         """A registry change: tell the clients, when the app is serving any."""
+        self.middleware.changed(kind)
         if self.changes.audience:
             self.changes.schedule(self.notify_list_changed(kind))
 
@@ -815,6 +854,7 @@ class App:
             task_support=self.task_support,
             task_start=self.task_start,
             extensions=self.extensions,
+            middleware=self.middleware,
         )
         if self.redis_url is not None:
             share_redis(

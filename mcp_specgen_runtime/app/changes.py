@@ -39,6 +39,8 @@ import anyio
 from mcp_specgen_runtime.jsonrpc.connection import request_in_progress
 from mcp_specgen_runtime.protocol.session import ServerConnection, ServerSession
 
+from .middleware import MiddlewareChain
+
 if TYPE_CHECKING:
     from collections.abc import Callable, Coroutine, Iterable, Mapping
 
@@ -224,15 +226,21 @@ class ChangeFeed:
 
 
 class AppConnection(ServerConnection):
-    """A session handler that remembers the legacy connection it serves."""
+    """A session handler that runs the app's middleware and remembers the
+    legacy connection it serves."""
 
     def __init__(self, session: AppSession) -> None:
         super().__init__(session)
         self.feed = session.feed
+        self.middleware = session.middleware
         self._remembered = False
 
     async def __call__(self, method: str, params: bytes | None) -> bytes | None:
-        result = await super().__call__(method, params)
+        if self.middleware:
+            serve = super().__call__
+            result = await self.middleware.serve(self, method, params, serve)
+        else:
+            result = await super().__call__(method, params)
         if not self._remembered and self.era == "legacy":
             request = request_in_progress()
             if request is not None:
@@ -242,11 +250,20 @@ class AppConnection(ServerConnection):
 
 
 class AppSession(ServerSession):
-    """The `ServerSession` of an app: its handlers feed the app's changes."""
+    """The `ServerSession` of an app: its handlers feed the app's changes,
+    and its connections serve every message through the app's middleware."""
 
-    def __init__(self, feed: ChangeFeed, *args: Any, **options: Any) -> None:
+    def __init__(
+        self,
+        feed: ChangeFeed,
+        *args: Any,
+        middleware: MiddlewareChain | None = None,
+        **options: Any,
+    ) -> None:
         super().__init__(*args, **options)
         self.feed = feed
+        self.middleware = MiddlewareChain() if middleware is None else middleware
+        """The app's middleware, around every message of every connection."""
 
     def handler(self) -> ServerConnection:
         return AppConnection(self)

@@ -175,6 +175,10 @@ class Client:
             (`max_active`, `rate`, `burst`, `purge_interval_s`).
         cache: remembers what each target spoke (default: one per process).
         env, cwd, stderr: for command targets (see `stdio_client`).
+        telemetry: True to trace each request with OpenTelemetry (a CLIENT
+            span whose context goes to the server in `params._meta`; see
+            `protocol.telemetry`; needs the `otel` extra), or the
+            `TracerProvider` to trace with.
     """
 
     def __init__(
@@ -206,8 +210,10 @@ class Client:
         env: Mapping[str, str] | None = None,
         cwd: str | os.PathLike[str] | None = None,
         stderr: Any = "inherit",
+        telemetry: object = False,
     ) -> None:
         self.target = target
+        self.telemetry = telemetry
         self.timeout = timeout
         self.on_progress = on_progress
         self.reset_timeout_on_progress = reset_timeout_on_progress
@@ -283,6 +289,11 @@ class Client:
                 stack.callback(group.cancel_scope.cancel)  # runs first on exit
                 host.start(group, session.connection.notify)
                 self._host = self._notifications.inner = host
+            if self.telemetry is not False and self.telemetry is not None:
+                from mcp_specgen_runtime.protocol.telemetry import ClientTracer
+
+                provider = None if self.telemetry is True else self.telemetry
+                session.around_send = ClientTracer(session, provider)
             self._session = session
             self._capabilities = _fitted(
                 session.server_capabilities, latest.ServerCapabilities

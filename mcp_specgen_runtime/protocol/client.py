@@ -49,7 +49,7 @@ import logging
 import time
 import typing
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeAlias
 
 import msgspec
 from msgspec import UNSET, UnsetType
@@ -94,14 +94,20 @@ from .session import (
 )
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping, Sequence
+    from collections.abc import Awaitable, Callable, Mapping, Sequence
     from types import ModuleType, TracebackType
     from typing import Self
 
     from mcp_specgen_runtime.codec.spec import Handlers
     from mcp_specgen_runtime.jsonrpc.transport import Transport
 
-__all__ = ["ClientSession", "VersionCache"]
+__all__ = ["AroundSend", "ClientSession", "VersionCache"]
+
+AroundSend: TypeAlias = (
+    "Callable[[str, Any, Callable[[Any], Awaitable[Any]]], Awaitable[Any]]"
+)
+"""`(method, wire params, send) -> what send returned`: wraps what a
+`ClientSession` sends (see `ClientSession.around_send`)."""
 
 logger = logging.getLogger(__name__)
 
@@ -275,6 +281,10 @@ class ClientSession:
         self._dispatcher: ClientDispatcher | None = None
         self._envelope: dict[str, Any] = {}
         self._sources: dict[Any, ModuleType] = {}
+        self.around_send: AroundSend | None = None
+        """Wraps each request (all its input rounds) and notification sent
+        once negotiated, as `around_send(method, wire params, send)`:
+        telemetry opens a span there and adds its context to the params."""
 
     # -- lifecycle --
 
@@ -551,26 +561,33 @@ class ClientSession:
         if spec is None:
             raise MethodNotFoundError(method)
         source = self._source_of(result_type)
-        wire_params = self._outgoing(params, spec, source is not package)
         if isinstance(timeout, UnsetType):
             timeout = self.request_timeout
-        for _ in range(MAX_INPUT_ROUNDS):
-            try:
-                result = await self.connection.request(
-                    method, wire_params, spec.result, timeout=timeout
-                )
-            except TransportError as exc:
-                explained = await self._explained(exc)
-                if explained is None:
-                    raise
-                raise explained from exc
-            answered = getattr(package, "InputRequiredResult", None)
-            if answered is None or not isinstance(result, answered):
-                return self._incoming(result, result_type, source is not package)
-            wire_params = await self._answer_input(wire_params, result)
-        raise ProtocolError(
-            f"{method}: still asking for input after {MAX_INPUT_ROUNDS} rounds"
-        )
+        limit = timeout
+
+        async def rounds(wire_params: Any) -> Any:
+            for _ in range(MAX_INPUT_ROUNDS):
+                try:
+                    result = await self.connection.request(
+                        method, wire_params, spec.result, timeout=limit
+                    )
+                except TransportError as exc:
+                    explained = await self._explained(exc)
+                    if explained is None:
+                        raise
+                    raise explained from exc
+                answered = getattr(package, "InputRequiredResult", None)
+                if answered is None or not isinstance(result, answered):
+                    return self._incoming(result, result_type, source is not package)
+                wire_params = await self._answer_input(wire_params, result)
+            raise ProtocolError(
+                f"{method}: still asking for input after {MAX_INPUT_ROUNDS} rounds"
+            )
+
+        wire_params = self._outgoing(params, spec, source is not package)
+        if self.around_send is not None:
+            return await self.around_send(method, wire_params, rounds)
+        return await rounds(wire_params)
 
     async def request_raw(
         self,
@@ -595,27 +612,37 @@ class ClientSession:
         self._negotiated()
         if isinstance(timeout, UnsetType):
             timeout = self.request_timeout
+        limit = timeout
+
+        async def rounds(body: Any) -> dict[str, Any]:
+            for _ in range(MAX_INPUT_ROUNDS):
+                try:
+                    raw: msgspec.Raw = await self.connection.request(
+                        method, body, msgspec.Raw, timeout=limit
+                    )
+                except TransportError as exc:
+                    explained = await self._explained(exc)
+                    if explained is None:
+                        raise
+                    raise explained from exc
+                try:
+                    result = msgspec.json.decode(raw, type=dict[str, Any])
+                except msgspec.DecodeError:
+                    raise ProtocolError(
+                        f"{method}: the result is no JSON object"
+                    ) from None
+                if self.era != "modern" or result.get("resultType") != "input_required":
+                    return result
+                body = await self._answer_input_raw(body, result)
+            raise ProtocolError(
+                f"{method}: still asking for input after {MAX_INPUT_ROUNDS} rounds"
+            )
+
         body = self._outgoing(dict(params) if params is not None else {}, None, False)
-        for _ in range(MAX_INPUT_ROUNDS):
-            try:
-                raw: msgspec.Raw = await self.connection.request(
-                    method, body, msgspec.Raw, timeout=timeout
-                )
-            except TransportError as exc:
-                explained = await self._explained(exc)
-                if explained is None:
-                    raise
-                raise explained from exc
-            try:
-                result = msgspec.json.decode(raw, type=dict[str, Any])
-            except msgspec.DecodeError:
-                raise ProtocolError(f"{method}: the result is no JSON object") from None
-            if self.era != "modern" or result.get("resultType") != "input_required":
-                return result
-            body = await self._answer_input_raw(body, result)
-        raise ProtocolError(
-            f"{method}: still asking for input after {MAX_INPUT_ROUNDS} rounds"
-        )
+        if self.around_send is not None:
+            found: dict[str, Any] = await self.around_send(method, body, rounds)
+            return found
+        return await rounds(body)
 
     async def answer_input(self, method: str, params: Any) -> Any:
         """Answer one server→client request (`method`, builtins `params`)
@@ -637,7 +664,15 @@ class ClientSession:
             raise MethodNotFoundError(method)
         source = None if params is None else self._source_of(type(params))
         converted = source is not None and source is not package
-        await self.connection.notify(method, self._outgoing(params, spec, converted))
+        outgoing = self._outgoing(params, spec, converted)
+        if self.around_send is None:
+            await self.connection.notify(method, outgoing)
+            return
+
+        async def send(params: Any) -> None:
+            await self.connection.notify(method, params)
+
+        await self.around_send(method, outgoing, send)
 
     def _negotiated(self) -> ModuleType:
         if self.package is None:

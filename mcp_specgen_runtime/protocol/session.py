@@ -718,6 +718,9 @@ class ServerConnection:
         self._tasks: TaskManager | None = None
         self.key = secrets.token_urlsafe(16)
         """Names this connection as the owner of its anonymous tasks."""
+        self.session_id: str | None = None
+        """The transport's session id (Streamable HTTP's `Mcp-Session-Id`),
+        None when it has none (stdio)."""
         self.on_effect: Callable[[str, bytes | None], Awaitable[None]] | None = None
         """Called with a `LASTING` message's method and params once it
         succeeded (a server keeping the session elsewhere records it)."""

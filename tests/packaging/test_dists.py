@@ -81,7 +81,7 @@ def test_the_generator_pins_the_runtime_at_its_own_version(built: Path) -> None:
     assert {"black>=26.1", "click>=8.1", "jinja2>=3.1", "jsonschema>=4.23"} <= set(
         requires
     )
-    for extra in ("auth", "http", "redis"):
+    for extra in ("auth", "http", "otel", "redis"):
         assert (
             f"mcp-specgen-runtime[{extra}]=={__version__}; extra == '{extra}'"
             in requires

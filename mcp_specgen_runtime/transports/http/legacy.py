@@ -319,6 +319,7 @@ class LegacySessions(ClusterMember):
         try:
             session_id = self.sessions.create(state, principal)
             state.session_id = session_id
+            state.handler.session_id = session_id
         except SessionLimitError:
             await state.mux.aclose()  # never used: close its channels
             raise Refused(
@@ -335,6 +336,7 @@ class LegacySessions(ClusterMember):
         the ids this one's client may still answer."""
         mux = SessionMux()
         handler = self.session.handler()
+        handler.session_id = session_id or None
         connection = Connection(mux, handler, first_request_id=first_request_id())
         return LegacySession(mux, connection, handler, session_id=session_id)
 
