@@ -77,6 +77,7 @@ from .auth import (
     request_principal,
 )
 from .cluster import pool_exhausted, unreachable
+from .cors import CorsApp, cors_policy
 from .forwarding import LeaveBudget
 from .headers import (
     PROTOCOL_VERSION_HEADER,
@@ -122,6 +123,7 @@ if TYPE_CHECKING:
 
     from .auth import HttpAuth
     from .cluster import Cluster
+    from .cors import Cors
     from .resumable import StoredStream
 
 __all__ = [
@@ -212,6 +214,10 @@ class McpHttpApp(LegacySessions):
             cluster, the streams this instance relays at once, in all and
             per session (None: the cluster's, 1,000 and 32 by default); one
             more is refused with 503 and `Retry-After`.
+        cors: answer browsers' preflights and let the pages of these
+            origins read the answers (`cors.py`; off by default). Its origins
+            pass the Origin guard: the default policy is widened to them, an
+            explicit `policy` refusing one is a ValueError.
     """
 
     def __init__(
@@ -237,6 +243,7 @@ class McpHttpApp(LegacySessions):
         cluster: Cluster | None = None,
         max_relayed_streams: int | None = None,
         max_relayed_streams_per_session: int | None = None,
+        cors: Cors | None = None,
     ) -> None:
         if cluster is not None:
             cluster.limit_relayed(max_relayed_streams, max_relayed_streams_per_session)
@@ -261,6 +268,11 @@ class McpHttpApp(LegacySessions):
         # The resumable streams still being stored, by stream id.
         self._live: dict[str, StoredStream] = {}
         self.policy = policy or SecurityPolicy.for_bind("127.0.0.1", 0)
+        if cors is not None:
+            self.policy = cors_policy(cors, policy, self.policy)
+        self._entry: Callable[[Scope, Any, Any], Awaitable[None]] = (
+            self._serve if cors is None else CorsApp(self._serve, cors, self.policy)
+        )
         if auth is not None and authenticate is not None:
             raise ValueError("give authenticate or auth, not both")
         self.authenticate = auth.authenticate if auth is not None else authenticate
@@ -292,7 +304,7 @@ class McpHttpApp(LegacySessions):
         # The client's host keys anonymous callers' task limits.
         token = set_peer_address(str(client[0]) if client else None)
         try:
-            await self._serve(scope, receive, send)
+            await self._entry(scope, receive, send)
         finally:
             reset_peer_address(token)
 
@@ -520,7 +532,11 @@ def http_app(
     instance of a cluster: an HTTP+SSE session lives on the instance whose
     `/sse` stream opened it and cannot move, so its POSTs landing on another
     instance would fail. `legacy_sse=True` with a cluster is refused
-    (`ValueError`)."""
+    (`ValueError`).
+
+    `cors` (a `Cors`, in `options`) wraps the whole app, the HTTP+SSE and
+    authorization routes included (see `McpHttpApp` and `cors.py`)."""
+    cors: Cors | None = options.pop("cors", None)
     url = resolve_redis_url(redis)
     if url is not None:
         prefix = resolve_redis_prefix(redis_prefix)
@@ -534,6 +550,8 @@ def http_app(
     if legacy_sse is None:
         legacy_sse = not clustered
     guards = policy or SecurityPolicy.for_bind("127.0.0.1", 0)
+    if cors is not None:
+        guards = cors_policy(cors, policy, guards)
     app: Any = McpHttpApp(session, path=path, policy=guards, **options)
     auth: HttpAuth | None = options.get("auth")
     if legacy_sse and session.legacy_versions:
@@ -547,7 +565,9 @@ def http_app(
             auth=auth,
             **{name: options[name] for name in shared if name in options},
         )
-    return app if auth is None else auth.mount(app)
+    if auth is not None:
+        app = auth.mount(app)
+    return app if cors is None else CorsApp(app, cors, guards)
 
 
 def redis_parts(
@@ -595,7 +615,10 @@ def serve_http(
     if url is not None:
         check_redis(url, prefix=prefix)
     session.prepare()
-    options.setdefault("policy", SecurityPolicy.for_bind(host, port))
+    if "policy" not in options:
+        policy = SecurityPolicy.for_bind(host, port)
+        cors: Cors | None = options.get("cors")
+        options["policy"] = policy if cors is None else cors_policy(cors, None, policy)
     app = http_app(
         session,
         path=path,
