@@ -104,6 +104,13 @@ from .sessions import (
     LegacySession,
     SessionRegistry,
 )
+from .startline import (
+    LOGGER as start_logger,
+    Served,
+    listening_urls,
+    serve_announced,
+    show_start_line,
+)
 from .stateless import (
     envelope_version,
     post_modern,
@@ -111,11 +118,13 @@ from .stateless import (
 )
 
 if TYPE_CHECKING:
+    import socket
     from collections.abc import (
         Awaitable,
         Callable,
         Collection,
         Mapping,
+        Sequence,
     )
 
     from mcp_specgen_runtime.protocol.session import ServerSession
@@ -609,6 +618,10 @@ def serve_http(
 
     With `redis` (see `http_app`), a Redis that cannot be reached stops the
     start with one line naming it (`SystemExit`), before anything listens.
+
+    Once listening it logs one line (`startline.py`, logger
+    `mcp_specgen_runtime.http`, to stderr unless logging is configured):
+    its URLs, the revisions it serves and how, auth and CORS on or off.
     """
     url = resolve_redis_url(redis)
     prefix = resolve_redis_prefix(redis_prefix)
@@ -627,12 +640,27 @@ def serve_http(
         redis_prefix=prefix,
         **options,
     )
+    clustered = options.get("cluster") is not None or (
+        url is not None and not options.get("stateless")
+    )
+    served = Served(
+        session,
+        path,
+        legacy_sse=not clustered if legacy_sse is None else legacy_sse,
+        stateless=bool(options.get("stateless")),
+        auth=options.get("auth") is not None or options.get("authenticate") is not None,
+        cors=options.get("cors") is not None,
+    )
+    show_start_line()
     run_uvicorn(
         app,
         host=host,
         port=port,
         log_level=log_level,
         shutdown_timeout_s=shutdown_timeout_s,
+        on_listening=lambda sockets: start_logger.info(
+            "%s", served.line(listening_urls(sockets, path))
+        ),
     )
 
 
@@ -643,21 +671,27 @@ def run_uvicorn(
     port: int,
     log_level: str,
     shutdown_timeout_s: float | None,
+    on_listening: Callable[[Sequence[socket.socket]], None] | None = None,
     **options: Any,
 ) -> None:
     """Run uvicorn (with the lifespan on) as `serve_http` and `serve_workers`
     both do: once stopping, open responses get `shutdown_timeout_s` (None:
-    forever). `options` go to `uvicorn.run` (`factory`, `workers`)."""
+    forever). `options` go to `uvicorn.run` (`factory`, `workers`).
+    `on_listening` (one process only) is called with the listening sockets
+    once they are bound."""
     import uvicorn
 
-    uvicorn.run(
-        app,
-        host=host,
-        port=port,
-        log_level=log_level,
-        lifespan="on",
-        timeout_graceful_shutdown=(
+    settings: dict[str, Any] = {
+        "host": host,
+        "port": port,
+        "log_level": log_level,
+        "lifespan": "on",
+        "timeout_graceful_shutdown": (
             None if shutdown_timeout_s is None else math.ceil(shutdown_timeout_s)
         ),
         **options,
-    )
+    }
+    if on_listening is None or settings.get("workers", 1) > 1:
+        uvicorn.run(app, **settings)
+        return
+    serve_announced(uvicorn.Config(app, **settings), on_listening)
