@@ -51,6 +51,17 @@ def anyio_backend() -> str:
     return "asyncio"
 
 
+@pytest.fixture(autouse=True)
+def imports_forgotten(tmp_path: Path) -> Iterator[None]:
+    """What `load_app` imported from `tmp_path`, and the path it added, go."""
+    path = list(sys.path)
+    yield
+    sys.path[:] = path
+    for name, module in list(sys.modules.items()):
+        if str(getattr(module, "__file__", None) or "").startswith(str(tmp_path)):
+            del sys.modules[name]
+
+
 @pytest.fixture
 def project(tmp_path: Path) -> Path:
     (tmp_path / "server.py").write_text(textwrap.dedent(SERVER))
@@ -82,6 +93,7 @@ def test_without_a_target_the_scaffolded_project_is_served(tmp_path: Path) -> No
     made = create_project("my-server", tmp_path)
     found = find_target(None, made)
     assert found == Target("module", "my_server.server", "app", made)
+    assert load_app(found).name == "my-server"
     with pytest.raises(TargetError, match="no TARGET given"):
         find_target(None, tmp_path)
 
