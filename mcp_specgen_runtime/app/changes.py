@@ -130,7 +130,7 @@ class ChangeFeed:
         # The lists changed since the last flush (in order), each with
         # whether legacy connections hear of it, and the flush to come.
         self._pending: dict[str, bool] = {}
-        self._flush_due: asyncio.Handle | None = None
+        self._flush_due: tuple[asyncio.AbstractEventLoop, asyncio.Handle] | None = None
         self.peers: weakref.WeakSet[Any] = weakref.WeakSet()
         self.subscribed: weakref.WeakKeyDictionary[Any, set[str]] = (
             weakref.WeakKeyDictionary()
@@ -174,13 +174,15 @@ class ChangeFeed:
 
     def _gather(self, kind: str, legacy: bool) -> None:
         self._pending[kind] = self._pending.get(kind, False) or legacy
-        if self._flush_due is not None:
-            return
         loop = asyncio.get_running_loop()
+        # A flush due on a loop that ended before it ran will never run.
+        if self._flush_due is not None and self._flush_due[0] is loop:
+            return
         if self.debounce_s:
-            self._flush_due = loop.call_later(self.debounce_s, self._flush)
+            handle: asyncio.Handle = loop.call_later(self.debounce_s, self._flush)
         else:
-            self._flush_due = loop.call_soon(self._flush)
+            handle = loop.call_soon(self._flush)
+        self._flush_due = (loop, handle)
 
     def _flush(self) -> None:
         self._flush_due = None

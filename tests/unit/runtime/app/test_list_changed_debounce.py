@@ -154,3 +154,20 @@ def test_a_negative_window_is_refused() -> None:
 def test_an_unknown_kind_fails_where_it_is_named() -> None:
     with pytest.raises(ValueError, match="unknown list"):
         ChangeFeed().changed("roots", legacy=True)
+
+
+def test_a_flush_left_by_a_loop_that_ended_does_not_stop_the_next() -> None:
+    app = make_app()
+
+    async def change_and_leave() -> None:
+        async with legacy_client(app):
+            app.tool("quick")(lambda: "x")  # its flush never runs: the loop ends
+
+    async def change_and_hear() -> list[str]:
+        recorder = Recorder()
+        async with legacy_client(app, recorder):
+            app.tool("later")(lambda: "x")
+            return await next_seen(recorder, 1)
+
+    anyio.run(change_and_leave)
+    assert anyio.run(change_and_hear) == ["tools"]
