@@ -105,14 +105,30 @@ def _supervise(
         for wanted in (signal.SIGINT, signal.SIGTERM)
     }
     server = _start(command)
+    told = False
     try:
+        # An empty set each second, to notice a server that exited.
         for changes in changes_under(
-            *watch, watch_filter=PythonFilter(), stop_event=stopping
+            *watch,
+            watch_filter=PythonFilter(),
+            stop_event=stopping,
+            rust_timeout=1000,
+            yield_on_timeout=True,
         ):
+            if not changes:
+                status = server.poll()
+                if status is not None and not told:
+                    echo(
+                        f"mcp-codegen dev: the server exited (status {status}); "
+                        "it starts again when a file changes"
+                    )
+                told = status is not None
+                continue
             changed = sorted({Path(path).name for _, path in changes})
             echo(f"mcp-codegen dev: {', '.join(changed)} changed; restarting")
             _stop(server, signal.SIGINT)
             server = _start(command)
+            told = False
     finally:
         _stop(server, signal.SIGINT)
         for wanted, handler in previous.items():

@@ -308,3 +308,21 @@ def test_dev_stdio_prints_a_command_that_serves(project: Path) -> None:
                 return [tool.name for tool in (await client.list_tools()).tools]
 
     assert anyio.run(serve) == ["one"]
+
+
+def test_a_server_that_fails_to_start_is_reported_and_restarted(
+    project: Path,
+) -> None:
+    source = project / "server.py"
+    good = source.read_text()
+    source.write_text(good + "\nraise RuntimeError('broken on purpose')\n")
+    dev = Dev(project, "server.py", "--port", "0")
+    try:
+        dev.wait_for("RuntimeError: broken on purpose")
+        dev.wait_for(r"the server exited \(status 1\); it starts again")
+        source.write_text(good)
+        dev.wait_for("server.py changed; restarting")
+        dev.wait_for("listening on")
+        assert dev.stop() == 0
+    finally:
+        dev.close()
