@@ -1,7 +1,8 @@
 """The commands `mcp-codegen dev` prints to attach the MCP Inspector work with
 the real Inspector (the pinned one, in its CLI mode; `benchmarks.node22`
 installs it and Node.js 22 into `.cache/peers/` on first use): the HTTP one
-against a running `dev`, the stdio one starting the server itself."""
+against a running `dev`, the stdio one starting the server itself; and
+`dev --inspector` runs its web UI (on free ports) and stops it on SIGINT."""
 
 from __future__ import annotations
 
@@ -10,12 +11,15 @@ import shlex
 import subprocess
 import sys
 import textwrap
+import time
 from pathlib import Path
 
+import httpx
 import pytest
 
 from benchmarks import node22
 from mcp_specgen.dev import inspector
+from mcp_specgen.dev.reload import free_port
 from tests.unit.codegen.test_dev import SERVER, Dev
 
 LIMIT = 60.0
@@ -72,3 +76,40 @@ def test_the_stdio_attach_command(cli: list[str], tmp_path: Path) -> None:
     separator = attach.index("--")
     command = [*cli, "--method", "tools/list", *attach[separator:]]
     assert listed(command) == ["one"]
+
+
+def answers(url: str) -> bool:
+    try:
+        return httpx.get(url, timeout=5).status_code == 200
+    except httpx.TransportError:
+        return False
+
+
+def test_dev_inspector_runs_the_real_web_inspector_and_stops_it(
+    cli: list[str], tmp_path: Path
+) -> None:
+    (tmp_path / "server.py").write_text(textwrap.dedent(SERVER))
+    node, script, _ = cli  # `--cli` dropped: the web UI, as `--inspector` runs it
+    ports = {
+        name: str(free_port("127.0.0.1"))
+        for name in ("CLIENT_PORT", "MCP_SANDBOX_PORT", "MCP_APP_ORIGIN_PORT")
+    }
+    env = {
+        **node22.inspector_env(),
+        **ports,
+        "MCP_AUTO_OPEN_ENABLED": "false",
+        inspector.INSPECTOR_ENV: shlex.join([node, script]),
+    }
+    web = f"http://127.0.0.1:{ports['CLIENT_PORT']}/"
+    dev = Dev(tmp_path, "server.py", "--port", "0", "--inspector", env=env)
+    try:
+        dev.wait_for("starting the MCP Inspector")
+        deadline = time.monotonic() + LIMIT
+        while not answers(web):
+            assert time.monotonic() < deadline, "the Inspector did not start"
+            assert dev.process.poll() is None
+            time.sleep(0.2)
+        assert dev.stop() == 0
+        assert not answers(web)  # stopped with dev
+    finally:
+        dev.close()
