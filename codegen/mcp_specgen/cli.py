@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import shlex
-import subprocess
 import sys
 import time
 import warnings
@@ -453,35 +451,29 @@ def dev(
 
     TARGET is a file (server.py[:app]), a module (pkg.module[:app]), or,
     left out, the project `mcp-codegen new` made in the current folder."""
-    from .dev.inspector import for_stdio, missing_node
-    from .dev.reload import run_dev, runner_command
+    from .dev.reload import run_dev
+    from .dev.stdio import attach_stdio
     from .dev.targets import find_target
 
     with _reporting():
         found = find_target(target, Path.cwd())
-        if not stdio:
-            run_dev(
-                found,
-                host=host,
-                port=port,
-                inspector=inspector,
-                watch=list(watch) or [found.watched],
-                echo=lambda line: click.echo(line, err=True),
+        if stdio:
+            sys.exit(
+                attach_stdio(
+                    found,
+                    inspector=inspector,
+                    echo=click.echo,
+                    fail=lambda why: click.echo(f"error: {why}", err=True),
+                )
             )
-            return
-        command = runner_command(found)
-        attach = for_stdio(command)
-        click.echo("over stdio the client starts the server; the command:")
-        click.echo(f"  {shlex.join(command)}")
-        click.echo("attach the MCP Inspector (it starts the server itself):")
-        click.echo(f"  {shlex.join(attach)}")
-        if inspector:
-            problem = missing_node()
-            if problem is not None:
-                click.echo(f"error: {problem}", err=True)
-                sys.exit(1)
-            with contextlib.suppress(KeyboardInterrupt):
-                sys.exit(subprocess.call(attach))
+        run_dev(
+            found,
+            host=host,
+            port=port,
+            inspector=inspector,
+            watch=list(watch) or [found.watched],
+            echo=lambda line: click.echo(line, err=True),
+        )
 
 
 @main.command()

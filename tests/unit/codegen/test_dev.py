@@ -326,3 +326,26 @@ def test_a_server_that_fails_to_start_is_reported_and_restarted(
         assert dev.stop() == 0
     finally:
         dev.close()
+
+
+def test_dev_stdio_inspector_runs_it_or_says_what_is_missing(project: Path) -> None:
+    flags = ("--stdio", "--inspector")
+
+    def dev_stdio(env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-m", "mcp_specgen", "dev", "server.py", *flags],
+            cwd=project,
+            capture_output=True,
+            text=True,
+            timeout=LIMIT,
+            check=False,
+            env=env,
+        )
+
+    bare = {k: v for k, v in os.environ.items() if k != "MCP_INSPECTOR_COMMAND"}
+    missing = dev_stdio({**bare, "PATH": ""})
+    assert missing.returncode == 1
+    assert "error: the MCP Inspector needs Node.js 22.19" in missing.stderr
+    exits = f"{shlex.quote(sys.executable)} -c 'import sys; sys.exit(7)'"
+    ran = dev_stdio({**bare, "MCP_INSPECTOR_COMMAND": exits})
+    assert ran.returncode == 7  # the Inspector's own status
