@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import json
 import sys
 import time
 import warnings
@@ -14,6 +15,7 @@ import click
 import mcp_specgen_types
 
 from . import __version__
+from .dev.clients import CLIENTS
 from .diff_report import FORMATS
 from .emit import PACKAGE
 from .errors import CodegenError
@@ -394,10 +396,141 @@ def _name_removed(out: Path, changed: list[str]) -> None:
 
 def _headers(pairs: tuple[str, ...]) -> dict[str, str]:
     """`K=V` pairs as a dict; a pair without `=` is a usage error."""
+    return _pairs(pairs, "--header")
+
+
+def _pairs(pairs: tuple[str, ...], option: str) -> dict[str, str]:
+    """`K=V` pairs of `option` as a dict; one without `=` is a usage error."""
     found: dict[str, str] = {}
     for pair in pairs:
         key, sep, value = pair.partition("=")
         if not sep or not key.strip():
-            raise click.BadParameter(f"{pair!r} is not K=V", param_hint="--header")
+            raise click.BadParameter(f"{pair!r} is not K=V", param_hint=option)
         found[key.strip()] = value
     return found
+
+
+@main.command()
+@click.argument("target", required=False)
+@click.option("--host", default="127.0.0.1", show_default=True, help="Address to bind.")
+@click.option(
+    "--port",
+    type=int,
+    default=8000,
+    show_default=True,
+    help="Port to bind (0: a free one, kept across restarts).",
+)
+@click.option(
+    "--stdio",
+    is_flag=True,
+    help="Do not serve: print the command a client (or the Inspector) starts "
+    "the server over stdio with.",
+)
+@click.option(
+    "--inspector",
+    is_flag=True,
+    help="Start the MCP Inspector attached to the server (npx; Node.js 22.19+).",
+)
+@click.option(
+    "--watch",
+    "watch",
+    multiple=True,
+    type=click.Path(file_okay=False, exists=True, path_type=Path),
+    help="A folder whose changes reload the server (repeatable; default: "
+    "the target's folder).",
+)
+def dev(
+    target: str | None,
+    host: str,
+    port: int,
+    stdio: bool,
+    inspector: bool,
+    watch: tuple[Path, ...],
+) -> None:
+    """Serve TARGET over HTTP, restarting it when a .py file changes.
+
+    TARGET is a file (server.py[:app]), a module (pkg.module[:app]), or,
+    left out, the project `mcp-codegen new` made in the current folder."""
+    from .dev.reload import run_dev
+    from .dev.stdio import attach_stdio
+    from .dev.targets import find_target
+
+    with _reporting():
+        found = find_target(target, Path.cwd())
+        if stdio:
+            sys.exit(
+                attach_stdio(
+                    found,
+                    inspector=inspector,
+                    echo=click.echo,
+                    fail=lambda why: click.echo(f"error: {why}", err=True),
+                )
+            )
+        run_dev(
+            found,
+            host=host,
+            port=port,
+            inspector=inspector,
+            watch=list(watch) or [found.watched],
+            echo=lambda line: click.echo(line, err=True),
+        )
+
+
+@main.command()
+@click.argument("target", required=False)
+@click.option(
+    "--client",
+    "client_name",
+    type=click.Choice(CLIENTS),
+    required=True,
+    help="The MCP client whose config gets the server.",
+)
+@click.option("--name", help="The server's name there (default: the App's name).")
+@click.option(
+    "--env",
+    "env",
+    multiple=True,
+    metavar="K=V",
+    help="An environment variable the client sets for the server (repeatable).",
+)
+@click.option(
+    "--config",
+    "config_path",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="The config file to write (default: the client's own).",
+)
+@click.option("--force", is_flag=True, help="Replace an entry of the same name.")
+@click.option(
+    "--print",
+    "print_only",
+    is_flag=True,
+    help="Print the entry instead of writing it.",
+)
+def install(
+    target: str | None,
+    client_name: str,
+    name: str | None,
+    env: tuple[str, ...],
+    config_path: Path | None,
+    force: bool,
+    print_only: bool,
+) -> None:
+    """Add TARGET (as for `dev`) to an MCP client's config, as a stdio server
+    started with this Python."""
+    from .dev.clients import client_config, install_entry, server_entry
+    from .dev.reload import runner_command
+    from .dev.targets import find_target, load_app
+
+    with _reporting():
+        found = find_target(target, Path.cwd())
+        app = load_app(found)  # refused here rather than in the client
+        config = client_config(client_name, home=Path.home(), cwd=Path.cwd())
+        path = config_path or config.path
+        entry = server_entry(config, runner_command(found), _pairs(env, "--env"))
+        server_name = name or app.name
+        if print_only:
+            document = {config.key: {server_name: entry}}
+            click.echo(json.dumps(document, indent=2, ensure_ascii=False))
+            return
+        install_entry(path, config.key, server_name, entry, force=force)
+        click.echo(f"{path}: added {server_name!r} ({client_name}); restart the client")

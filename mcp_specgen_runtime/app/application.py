@@ -30,7 +30,8 @@ List changes: registering or removing (`remove_tool`, `remove_prompt`,
 clients (`notify_list_changed`; see `changes.py`): 2026 clients through
 `subscriptions/listen`, legacy ones with `notifications/<kind>/list_changed`
 (advertised as `listChanged: true`; `App(list_changed=False)` turns both off
-for legacy clients).
+for legacy clients). Changes made within `list_changed_debounce_s` (50 ms)
+of each other go out as one notification per list and client.
 
 Tasks (2025-11-25): `@app.tool(task_support="optional")` (or "required")
 lets a client call the tool as a task: the call answers `CreateTaskResult`
@@ -95,7 +96,7 @@ from ..protocol.redis_switch import (
 from ..protocol.tasks.limits import RATE_LIMITED
 from .access import ScopeTable, insufficient_scope
 from .calls import DEFAULT_MAX_THREADS, call, runs_in_thread
-from .changes import AppSession, ChangeFeed
+from .changes import DEFAULT_DEBOUNCE_S, AppSession, ChangeFeed
 from .lifespan import LifespanError, LifespanRunner
 from .middleware import MiddlewareChain
 from .prompts import PromptSpec
@@ -136,6 +137,10 @@ class App:
         list_changed: advertise `listChanged: true` for tools, prompts and
             resources, and send legacy clients their list_changed
             notifications (2026 subscriptions are told regardless).
+        list_changed_debounce_s: registrations and removals within this
+            many seconds of the first are told as one list_changed per list
+            and client (0: within one turn of the event loop; None: each at
+            once).
         max_threads: how many plain functions may run at once, each in a
             worker thread (`app.threads.total_tokens` changes it later).
         task_store: where tasks are kept (default: in memory).
@@ -168,6 +173,7 @@ class App:
         versions: Sequence[str] | None = None,
         subscriptions: bool = False,
         list_changed: bool = True,
+        list_changed_debounce_s: float | None = DEFAULT_DEBOUNCE_S,
         max_threads: int = DEFAULT_MAX_THREADS,
         task_store: TaskStore | None = None,
         task_options: Mapping[str, Any] | None = None,
@@ -192,7 +198,7 @@ class App:
         self._completer_threaded = False
         self.subscriptions = subscriptions
         self.list_changed = list_changed
-        self.changes = ChangeFeed()
+        self.changes = ChangeFeed(list_changed_debounce_s)
         """The legacy connections and 2026 subscriptions told of changes."""
         self._cursor_key = os.urandom(32)
         self.threads = anyio.CapacityLimiter(max_threads)
@@ -450,7 +456,7 @@ class App:
         """A registry change: tell the clients, when the app is serving any."""
         self.middleware.changed(kind)
         if self.changes.audience:
-            self.changes.schedule(self.notify_list_changed(kind))
+            self.changes.changed(kind, legacy=self.list_changed)
 
     def completion(self, *, run_in_thread: bool = True) -> Callable[[C], C]:
         """Register the function answering `completion/complete`.

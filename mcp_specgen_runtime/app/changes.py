@@ -20,6 +20,12 @@ negotiated the extension, else -32021) gets `notifications/tasks`, the
 `DetailedTask` as `tasks/get` would answer it, at once and then after each
 status change of those tasks.
 
+Bursts are coalesced: the list changes an app makes within `debounce_s`
+(50 ms by default; 0: within one turn of the event loop) of the first one
+go out as one `list_changed` per list and per client, in both eras, once
+that window has passed (`ChangeFeed.changed`). `debounce_s=None` sends each
+change at once. `App.notify_list_changed` always sends at once.
+
 Resource updates (`App.notify_resource_updated(uri)`) go as
 `notifications/resources/updated` to the legacy connections that subscribed
 to the URI (`resources/subscribe`) and to the 2026 subscriptions whose
@@ -48,6 +54,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "ACKNOWLEDGED",
+    "DEFAULT_DEBOUNCE_S",
     "LIST_KINDS",
     "RESOURCE_UPDATED",
     "SUBSCRIPTION_ID",
@@ -67,6 +74,9 @@ FILTER_FIELDS = {
     "resources": "resourcesListChanged",
 }
 """The `SubscriptionFilter` field asking for each list's changes."""
+
+DEFAULT_DEBOUNCE_S = 0.05
+"""Seconds list changes are gathered before their list_changed goes out."""
 
 ACKNOWLEDGED = "notifications/subscriptions/acknowledged"
 TASK_STATUS = "notifications/tasks"
@@ -107,9 +117,22 @@ class Listener:
 
 
 class ChangeFeed:
-    """The legacy connections and 2026 subscriptions an app tells of changes."""
+    """The legacy connections and 2026 subscriptions an app tells of changes.
 
-    def __init__(self) -> None:
+    Args:
+        debounce_s: how long `changed` gathers list changes before telling
+            (0: the rest of this turn of the event loop; None: no gathering,
+            each change is sent at once).
+    """
+
+    def __init__(self, debounce_s: float | None = DEFAULT_DEBOUNCE_S) -> None:
+        if debounce_s is not None and not debounce_s >= 0:
+            raise ValueError(f"debounce_s must be 0 or more: {debounce_s}")
+        self.debounce_s = debounce_s
+        # The lists changed since the last flush (in order), each with
+        # whether legacy connections hear of it, and the flush to come.
+        self._pending: dict[str, bool] = {}
+        self._flush_due: tuple[asyncio.AbstractEventLoop, asyncio.Handle] | None = None
         self.peers: weakref.WeakSet[Any] = weakref.WeakSet()
         self.subscribed: weakref.WeakKeyDictionary[Any, set[str]] = (
             weakref.WeakKeyDictionary()
@@ -140,6 +163,37 @@ class ChangeFeed:
         """End every open subscription (each answers its listen request)."""
         for listener in list(self.listeners):
             listener.ended.set()
+
+    def changed(self, kind: str, *, legacy: bool) -> None:
+        """The `kind` list changed: send its list_changed (see `publish`)
+        once `debounce_s` has passed, one for every change of any list made
+        meanwhile. Callable from the serving loop or any other thread."""
+        list_changed_method(kind)  # a bad kind fails here, not on the loop
+        if self.debounce_s is None:
+            self.schedule(self.publish(kind, legacy=legacy))
+            return
+        self._on_loop(lambda: self._gather(kind, legacy))
+
+    def _gather(self, kind: str, legacy: bool) -> None:
+        self._pending[kind] = self._pending.get(kind, False) or legacy
+        loop = asyncio.get_running_loop()
+        # A flush due on a loop that ended before it ran will never run.
+        if self._flush_due is not None and self._flush_due[0] is loop:
+            return
+        if self.debounce_s:
+            handle: asyncio.Handle = loop.call_later(self.debounce_s, self._flush)
+        else:
+            handle = loop.call_soon(self._flush)
+        self._flush_due = (loop, handle)
+
+    def _flush(self) -> None:
+        self._flush_due = None
+        pending, self._pending = self._pending, {}
+        self._start(self._publish_all(pending))
+
+    async def _publish_all(self, pending: Mapping[str, bool]) -> None:
+        for kind, legacy in pending.items():
+            await self.publish(kind, legacy=legacy)
 
     async def publish(self, kind: str, *, legacy: bool) -> None:
         """Send `kind`'s list_changed to the subscribers asking for it, and
@@ -200,18 +254,22 @@ class ChangeFeed:
 
     def schedule(self, work: Coroutine[Any, Any, None]) -> None:
         """Run `work` on the serving loop (this one, or the one that served)."""
-        try:
-            loop = asyncio.get_running_loop()
-        except RuntimeError:
-            loop = None
-        if loop is not None:
-            self._start(work)
-            return
-        served = self._loop
-        if served is None or served.is_closed() or not served.is_running():
+        if not self._on_loop(lambda: self._start(work)):
             work.close()
-            return
-        served.call_soon_threadsafe(self._start, work)
+
+    def _on_loop(self, callback: Callable[[], None]) -> bool:
+        """Call `callback` on the serving loop: now when on a loop, else
+        soon on the one that served; False when there is none."""
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            served = self._loop
+            if served is None or served.is_closed() or not served.is_running():
+                return False
+            served.call_soon_threadsafe(callback)
+            return True
+        callback()
+        return True
 
     def _start(self, work: Coroutine[Any, Any, None]) -> None:
         task = asyncio.get_running_loop().create_task(work)

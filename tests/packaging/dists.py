@@ -46,6 +46,7 @@ DEPENDENCIES = (
     "click",
     "jinja2",
     "jsonschema",
+    "watchfiles",
     "msgspec",
     "anyio",
     "cryptography",

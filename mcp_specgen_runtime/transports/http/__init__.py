@@ -4,6 +4,8 @@ client library.
 - `sse`: writing Server-Sent Events and parsing event streams incrementally.
 - `security`: the guards a server runs before reading a request (Host,
   Origin, Content-Type, Accept, body size) and the `SecurityPolicy` they read.
+- `cors`: CORS for browser clients (`Cors`, off by default), in step with
+  the Origin guard.
 - `sessions`: legacy (2025) session ids and a registry with idle expiry and a
   cap on live sessions.
 - `headers`: reading header fields, `MCP-Protocol-Version`, and the 2026-07-28
@@ -18,6 +20,7 @@ None; `HttpError.body()` is the JSON-RPC error reply to send with the status.
 
 from __future__ import annotations
 
+from .cors import Cors
 from .headers import (
     DEFAULT_PROTOCOL_VERSION,
     HEADER_MISMATCH,
@@ -115,6 +118,7 @@ __all__ = [
     "SESSION_ID_HEADER",
     "UNSUPPORTED_PROTOCOL_VERSION",
     "X_MCP_HEADER",
+    "Cors",
     "Event",
     "EventTooLongError",
     "FallbackInitialize",

@@ -67,6 +67,7 @@ __all__ = [
     "check_origin",
     "check_request",
     "is_loopback",
+    "origin_allowed",
 ]
 
 DEFAULT_MAX_BODY_SIZE: Final = 4 * 1024 * 1024
@@ -194,6 +195,12 @@ def check_origin(headers: HeadersLike, policy: SecurityPolicy) -> HttpError | No
     if len(values) == 1 and _origin_allowed(values[0], policy.allowed_origins):
         return None
     return HttpError(403, "Forbidden: Origin not allowed")
+
+
+def origin_allowed(origin: str, allowed: frozenset[str]) -> bool:
+    """Whether `origin` is one of `allowed` (exact, any case; or an entry
+    ``scheme://host:*`` matching it with any port or none)."""
+    return _origin_allowed(origin, allowed)
 
 
 def _origin_allowed(origin: str, allowed: frozenset[str]) -> bool:

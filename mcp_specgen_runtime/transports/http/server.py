@@ -77,6 +77,7 @@ from .auth import (
     request_principal,
 )
 from .cluster import pool_exhausted, unreachable
+from .cors import CorsApp, cors_policy
 from .forwarding import LeaveBudget
 from .headers import (
     PROTOCOL_VERSION_HEADER,
@@ -103,6 +104,13 @@ from .sessions import (
     LegacySession,
     SessionRegistry,
 )
+from .startline import (
+    LOGGER as start_logger,
+    Served,
+    listening_urls,
+    serve_announced,
+    show_start_line,
+)
 from .stateless import (
     envelope_version,
     post_modern,
@@ -110,11 +118,13 @@ from .stateless import (
 )
 
 if TYPE_CHECKING:
+    import socket
     from collections.abc import (
         Awaitable,
         Callable,
         Collection,
         Mapping,
+        Sequence,
     )
 
     from mcp_specgen_runtime.protocol.session import ServerSession
@@ -122,6 +132,7 @@ if TYPE_CHECKING:
 
     from .auth import HttpAuth
     from .cluster import Cluster
+    from .cors import Cors
     from .resumable import StoredStream
 
 __all__ = [
@@ -212,6 +223,10 @@ class McpHttpApp(LegacySessions):
             cluster, the streams this instance relays at once, in all and
             per session (None: the cluster's, 1,000 and 32 by default); one
             more is refused with 503 and `Retry-After`.
+        cors: answer browsers' preflights and let the pages of these
+            origins read the answers (`cors.py`; off by default). Its origins
+            pass the Origin guard: the default policy is widened to them, an
+            explicit `policy` refusing one is a ValueError.
     """
 
     def __init__(
@@ -237,6 +252,7 @@ class McpHttpApp(LegacySessions):
         cluster: Cluster | None = None,
         max_relayed_streams: int | None = None,
         max_relayed_streams_per_session: int | None = None,
+        cors: Cors | None = None,
     ) -> None:
         if cluster is not None:
             cluster.limit_relayed(max_relayed_streams, max_relayed_streams_per_session)
@@ -261,6 +277,11 @@ class McpHttpApp(LegacySessions):
         # The resumable streams still being stored, by stream id.
         self._live: dict[str, StoredStream] = {}
         self.policy = policy or SecurityPolicy.for_bind("127.0.0.1", 0)
+        if cors is not None:
+            self.policy = cors_policy(cors, policy, self.policy)
+        self._entry: Callable[[Scope, Any, Any], Awaitable[None]] = (
+            self._serve if cors is None else CorsApp(self._serve, cors, self.policy)
+        )
         if auth is not None and authenticate is not None:
             raise ValueError("give authenticate or auth, not both")
         self.authenticate = auth.authenticate if auth is not None else authenticate
@@ -292,7 +313,7 @@ class McpHttpApp(LegacySessions):
         # The client's host keys anonymous callers' task limits.
         token = set_peer_address(str(client[0]) if client else None)
         try:
-            await self._serve(scope, receive, send)
+            await self._entry(scope, receive, send)
         finally:
             reset_peer_address(token)
 
@@ -520,7 +541,11 @@ def http_app(
     instance of a cluster: an HTTP+SSE session lives on the instance whose
     `/sse` stream opened it and cannot move, so its POSTs landing on another
     instance would fail. `legacy_sse=True` with a cluster is refused
-    (`ValueError`)."""
+    (`ValueError`).
+
+    `cors` (a `Cors`, in `options`) wraps the whole app, the HTTP+SSE and
+    authorization routes included (see `McpHttpApp` and `cors.py`)."""
+    cors: Cors | None = options.pop("cors", None)
     url = resolve_redis_url(redis)
     if url is not None:
         prefix = resolve_redis_prefix(redis_prefix)
@@ -534,6 +559,8 @@ def http_app(
     if legacy_sse is None:
         legacy_sse = not clustered
     guards = policy or SecurityPolicy.for_bind("127.0.0.1", 0)
+    if cors is not None:
+        guards = cors_policy(cors, policy, guards)
     app: Any = McpHttpApp(session, path=path, policy=guards, **options)
     auth: HttpAuth | None = options.get("auth")
     if legacy_sse and session.legacy_versions:
@@ -547,7 +574,9 @@ def http_app(
             auth=auth,
             **{name: options[name] for name in shared if name in options},
         )
-    return app if auth is None else auth.mount(app)
+    if auth is not None:
+        app = auth.mount(app)
+    return app if cors is None else CorsApp(app, cors, guards)
 
 
 def redis_parts(
@@ -589,13 +618,20 @@ def serve_http(
 
     With `redis` (see `http_app`), a Redis that cannot be reached stops the
     start with one line naming it (`SystemExit`), before anything listens.
+
+    Once listening it logs one line (`startline.py`, logger
+    `mcp_specgen_runtime.http`, to stderr unless logging is configured):
+    its URLs, the revisions it serves and how, auth and CORS on or off.
     """
     url = resolve_redis_url(redis)
     prefix = resolve_redis_prefix(redis_prefix)
     if url is not None:
         check_redis(url, prefix=prefix)
     session.prepare()
-    options.setdefault("policy", SecurityPolicy.for_bind(host, port))
+    if "policy" not in options:
+        policy = SecurityPolicy.for_bind(host, port)
+        cors: Cors | None = options.get("cors")
+        options["policy"] = policy if cors is None else cors_policy(cors, None, policy)
     app = http_app(
         session,
         path=path,
@@ -604,12 +640,27 @@ def serve_http(
         redis_prefix=prefix,
         **options,
     )
+    clustered = options.get("cluster") is not None or (
+        url is not None and not options.get("stateless")
+    )
+    served = Served(
+        session,
+        path,
+        legacy_sse=not clustered if legacy_sse is None else legacy_sse,
+        stateless=bool(options.get("stateless")),
+        auth=options.get("auth") is not None or options.get("authenticate") is not None,
+        cors=options.get("cors") is not None,
+    )
+    show_start_line()
     run_uvicorn(
         app,
         host=host,
         port=port,
         log_level=log_level,
         shutdown_timeout_s=shutdown_timeout_s,
+        on_listening=lambda sockets: start_logger.info(
+            "%s", served.line(listening_urls(sockets, path))
+        ),
     )
 
 
@@ -620,21 +671,27 @@ def run_uvicorn(
     port: int,
     log_level: str,
     shutdown_timeout_s: float | None,
+    on_listening: Callable[[Sequence[socket.socket]], None] | None = None,
     **options: Any,
 ) -> None:
     """Run uvicorn (with the lifespan on) as `serve_http` and `serve_workers`
     both do: once stopping, open responses get `shutdown_timeout_s` (None:
-    forever). `options` go to `uvicorn.run` (`factory`, `workers`)."""
+    forever). `options` go to `uvicorn.run` (`factory`, `workers`).
+    `on_listening` (one process only) is called with the listening sockets
+    once they are bound."""
     import uvicorn
 
-    uvicorn.run(
-        app,
-        host=host,
-        port=port,
-        log_level=log_level,
-        lifespan="on",
-        timeout_graceful_shutdown=(
+    settings: dict[str, Any] = {
+        "host": host,
+        "port": port,
+        "log_level": log_level,
+        "lifespan": "on",
+        "timeout_graceful_shutdown": (
             None if shutdown_timeout_s is None else math.ceil(shutdown_timeout_s)
         ),
         **options,
-    )
+    }
+    if on_listening is None or settings.get("workers", 1) > 1:
+        uvicorn.run(app, **settings)
+        return
+    serve_announced(uvicorn.Config(app, **settings), on_listening)

@@ -98,6 +98,8 @@ def test_the_server_and_readme(demo: Path) -> None:
         "$MCP_REDIS_URL",
         '"mcpServers"',
         '"args": ["-m", "demo"]',
+        "mcp-codegen dev --inspector",
+        "mcp-codegen install --client claude-desktop",
         "--revision",
         "`countdown`",
     ):

@@ -171,14 +171,14 @@ def test_serve_http_refuses_an_unreachable_redis_in_one_line() -> None:
 def test_serve_http_bounds_the_graceful_shutdown(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    import uvicorn
-
-    seen: list[dict[str, Any]] = []
-    monkeypatch.setattr(uvicorn, "run", lambda app, **options: seen.append(options))
+    seen: list[Any] = []
+    monkeypatch.setattr(
+        http_server, "serve_announced", lambda config, _announce: seen.append(config)
+    )
     http_server.serve_http(echo_session(), redis=None)
     http_server.serve_http(echo_session(), redis=None, shutdown_timeout_s=30)
     http_server.serve_http(echo_session(), redis=None, shutdown_timeout_s=None)
-    assert [o["timeout_graceful_shutdown"] for o in seen] == [5, 30, None]
+    assert [c.timeout_graceful_shutdown for c in seen] == [5, 30, None]
 
 
 def test_serve_workers_runs_a_factory_in_processes_sharing_redis(
