@@ -67,7 +67,6 @@ from .envelope import (
     Envelope,
     OutNotification,
     OutRequest,
-    ParamsMeta,
     RequestId,
     decode_envelope,
     decode_item,
@@ -541,7 +540,8 @@ class Connection:
             return reused.reply()
         if len(self._in_flight) >= self.max_in_flight:
             return self._over_limit(request_id)
-        context = RequestContext(self, request_id, env.method, _progress_token(params))
+        context = RequestContext(self, request_id, env.method, None)
+        context.token_from(params)
         if self._principal_of is not None:
             context.principal = self._principal_of(request_id)
         incoming = self._in_flight[request_id] = _Incoming(context, params)
@@ -678,18 +678,3 @@ def _asyncio_loop() -> asyncio.AbstractEventLoop | None:
 
 def _raw(params: Any) -> Raw:
     return NONE if params is None else Raw(encode(params))
-
-
-def _progress_token(params: bytes | None) -> RequestId | None:
-    # Most requests carry no token; skip the second look at their params.
-    if params is None or b'"progressToken"' not in params:
-        return None
-    try:
-        found = msgspec.json.decode(params, type=ParamsMeta)
-    except UNREADABLE:
-        return None  # the handler reports bad params
-    if isinstance(found.meta, UnsetType) or isinstance(
-        found.meta.progress_token, UnsetType
-    ):
-        return None
-    return found.meta.progress_token

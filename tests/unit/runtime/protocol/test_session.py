@@ -627,3 +627,32 @@ async def test_a_modern_envelope_that_cannot_be_decoded_is_invalid_params() -> N
         (1, -32602),
         (2, -32602),
     ]
+
+
+# --- what the session reads once for the engine ---------------------------------
+
+
+@pytest.mark.anyio
+async def test_the_progress_token_comes_from_the_session_s_own_look_at_params() -> None:
+    """The session decodes `_meta` anyway and hands the engine the token, so
+    a key spelled with a JSON escape counts like any other (the engine's own
+    byte scan would miss it)."""
+    seen: list[Any] = []
+
+    class Tokens(v2025_11_25.ServerHandlers):
+        async def tools_list(self, params: Any) -> Any:
+            from mcp_specgen_runtime.jsonrpc import current_request
+
+            seen.append(current_request().progress_token)
+            return v2025_11_25.ListToolsResult(tools=[])
+
+    served = ServerSession([Tokens()], name=NAME, version=VERSION)
+    escaped = b'{"_meta":{"progress\\u0054oken":"tok"}}'
+    lines = [
+        b'{"jsonrpc":"2.0","id":1,"method":"tools/list","params":%s}' % escaped,
+        b'{"jsonrpc":"2.0","id":2,"method":"tools/list","params":{"_meta":{}}}',
+        b'{"jsonrpc":"2.0","id":3,"method":"tools/list",'
+        b'"params":{"_meta":{"progressToken":7}}}',
+    ]
+    await exchange(served, initialize_line("2025-11-25"), *lines)
+    assert seen == ["tok", None, 7]
