@@ -95,7 +95,7 @@ if TYPE_CHECKING:
 
     from anyio.abc import TaskGroup
 
-    from .transport import Transport
+    from .transport import Pushing, Transport
 
 __all__ = [
     "DEFAULT_MAX_IN_FLIGHT",
@@ -223,6 +223,7 @@ class Connection:
         self._answered = anyio.Event()
         self._loop: asyncio.AbstractEventLoop | None = None
         self._request_tasks: set[asyncio.Task[None]] = set()
+        self._pushing: Pushing | None = None
         self._tasks: TaskGroup | None = None
         self._started = False
         self._closed = False
@@ -429,31 +430,65 @@ class Connection:
     # -- receiving --
 
     async def _read(self) -> None:
+        if self._loop is not None and await self._read_pushed():
+            return
         while True:
             try:
                 data = await self.transport.receive()
-            except anyio.EndOfStream:
-                logger.debug("end of stream")
-                return
-            except (anyio.ClosedResourceError, anyio.BrokenResourceError) as exc:
-                logger.debug("transport closed: %r", exc)
-                return
-            except MessageTooLargeError as exc:
-                self._on_too_large(exc)
-                continue
-            except (TransportError, OSError) as exc:
-                logger.warning("transport failed: %r", exc)
-                return
-            try:
-                self._on_message(data)
-            except Exception:
-                # A bug here must not take the whole connection down.
-                logger.exception("failed to process an incoming message")
+            except Exception as exc:
+                if isinstance(exc, MessageTooLargeError):
+                    self._on_too_large(exc)
+                    continue
+                if self._ended_by(exc):
+                    return
+                raise
+            self._on_pushed(data)
             while self._answering >= self.max_in_flight:
                 # The peer floods us faster than it reads our answers: stop
                 # reading rather than queue answers without bound.
                 self._answered = anyio.Event()
                 await self._answered.wait()
+
+    async def _read_pushed(self) -> bool:
+        """Serve the messages a transport pushes as it reads them (on asyncio,
+        where it can: see `Transport`); False when it cannot."""
+        push = getattr(self.transport, "push", None)
+        if push is None:
+            return False
+        pushing = push(self._on_pushed, self._on_too_large)
+        if pushing is None:
+            return False
+        self._pushing = pushing
+        try:
+            ended = await pushing.ended
+        finally:
+            self._pushing = None
+            pushing.stop()
+        if not self._ended_by(ended):
+            logger.warning("reading stopped: %r", ended)
+        return True
+
+    def _on_pushed(self, data: bytes) -> None:
+        try:
+            self._on_message(data)
+        except Exception:
+            # A bug here must not take the whole connection down.
+            logger.exception("failed to process an incoming message")
+        if self._pushing is not None and self._answering >= self.max_in_flight:
+            self._pushing.pause()  # resumed as answers are sent
+
+    @staticmethod
+    def _ended_by(exc: BaseException) -> bool:
+        """Log why reading ended; False for what does not end it."""
+        if isinstance(exc, anyio.EndOfStream):
+            logger.debug("end of stream")
+        elif isinstance(exc, anyio.ClosedResourceError | anyio.BrokenResourceError):
+            logger.debug("transport closed: %r", exc)
+        elif isinstance(exc, TransportError | OSError):
+            logger.warning("transport failed: %r", exc)
+        else:
+            return False
+        return True
 
     def _on_too_large(self, exc: MessageTooLargeError) -> None:
         """The transport skipped a message: answer it by the id its ends show
@@ -612,6 +647,8 @@ class Connection:
         finally:
             self._answering -= 1
             self._answered.set()
+            if self._pushing is not None and self._answering < self.max_in_flight:
+                self._pushing.resume()
 
     def _start(self, incoming: _Incoming) -> None:
         """Serve a request in a task of its own.
