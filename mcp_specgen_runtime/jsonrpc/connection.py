@@ -214,7 +214,9 @@ class Connection:
         self._principal_of: Callable[[RequestId], object] | None = getattr(
             transport, "principal_of", None
         )
-        self._drained = anyio.Event()
+        # Made when end of stream waits for running requests (not once per
+        # request: an event costs more than the rest of the bookkeeping).
+        self._drained: anyio.Event | None = None
         self._ended = False
         self._ids = itertools.count(first_request_id)
         self._pending: dict[int, _Pending] = {}
@@ -305,6 +307,7 @@ class Connection:
         self._ended = True
         self._fail_pending()
         if self._in_flight:
+            self._drained = anyio.Event()
             with anyio.move_on_after(self.drain_timeout):
                 await self._drained.wait()
 
@@ -696,9 +699,8 @@ class Connection:
         if self._in_flight.get(context.request_id) is not incoming:
             return None
         del self._in_flight[context.request_id]
-        if not self._in_flight:
+        if not self._in_flight and self._drained is not None:
             self._drained.set()
-            self._drained = anyio.Event()
         return reply
 
     async def _notified(self, method: str, params: bytes | None) -> None:
