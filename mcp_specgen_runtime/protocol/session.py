@@ -68,6 +68,7 @@ Decisions worth knowing:
 
 from __future__ import annotations
 
+import contextvars
 import dataclasses
 import importlib
 import logging
@@ -158,6 +159,7 @@ __all__ = [
     "ServerConnection",
     "ServerSession",
     "derive_capabilities",
+    "probed_name",
     "version_order",
 ]
 
@@ -337,6 +339,7 @@ class _ParamsProbe(msgspec.Struct):
     # Any: a malformed one is the handler's to refuse, not the probe's.
     input_responses: Any = msgspec.field(default=None, name="inputResponses")
     task: msgspec.Raw = msgspec.Raw()
+    name: Any = None
 
 
 class _ResultProbe(msgspec.Struct):
@@ -351,6 +354,21 @@ _result_decoder = msgspec.json.Decoder(dict[str, Any])
 
 _UNREAD = _ParamsProbe()
 """The probe of params it could not read (each reader then looks itself)."""
+
+_probed: contextvars.ContextVar[tuple[bytes | None, _ParamsProbe]] = (
+    contextvars.ContextVar("mcp_specgen_runtime.protocol.session.probed")
+)
+
+
+def probed_name(params: bytes | None) -> tuple[bool, Any]:
+    """The `name` member of the params the session served last in this
+    context, when these are those params and the session could read them:
+    `(True, name)` (None when absent), else `(False, None)`: read them.
+    A handler looking for a tool's or prompt's name saves a pass over them."""
+    found = _probed.get(None)
+    if found is None or found[0] is not params:
+        return False, None
+    return True, found[1].name
 
 
 def _probe(params: bytes | None) -> _ParamsProbe:
@@ -746,6 +764,7 @@ class ServerConnection:
             context = request_in_progress()
             if context is not None:
                 context.progress_token = _progress_token(probe)
+            _probed.set((params, probe))
         version = _modern_version(probe) if session.modern_versions else None
         if version is not None:
             return await self._modern(version, method, params, probe)
