@@ -97,6 +97,13 @@ STDERR_EOF_GRACE = 1.0
 """Seconds to wait, once the child is reaped, for the rest of its stderr (a
 grandchild may still hold the pipe open)."""
 
+PIPE_GROWTH = 1 << 20
+"""Bytes a pipe of ours is asked to hold (Linux, once, and only when a
+message larger than a read chunk crosses it), so that a large message goes
+through in one write and a few reads instead of a trip through the event
+loop per 64 KiB. A pipe's buffer is kernel memory counted against its user's
+limit, hence not for every pipe."""
+
 StderrOption: TypeAlias = (
     Literal["inherit", "capture", "discard"] | Callable[[str], object]
 )
@@ -122,6 +129,8 @@ class _Fd:
         self.closed = False
         posix = os.name == "posix"
         mode = os.fstat(fd).st_mode
+        self.pipe = posix and stat.S_ISFIFO(mode)
+        self.grown = False
         self.restore_blocking = False
         if posix and (stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode)):
             self.polled = True
@@ -130,6 +139,24 @@ class _Fd:
         else:
             self.polled = poll_terminal and posix and os.isatty(fd)
         self.blocking = os.get_blocking(fd) if self.polled else True
+
+    def grow(self) -> None:
+        """Ask once for a pipe buffer of `PIPE_GROWTH` bytes (where the
+        system allows it: Linux, within the user's limits)."""
+        if self.grown or not self.pipe or self.closed:
+            return
+        self.grown = True
+        try:
+            import fcntl  # POSIX only, and needed only here
+        except ImportError:
+            return
+        setter: int | None = getattr(fcntl, "F_SETPIPE_SZ", None)
+        if setter is None:
+            return
+        try:
+            fcntl.fcntl(self.fd, setter, PIPE_GROWTH)
+        except OSError as exc:  # over the user's limit: keep the buffer
+            logger.debug("pipe %d not grown: %r", self.fd, exc)
 
     async def aclose(self) -> None:
         if not self.closed:
@@ -155,14 +182,21 @@ class _LoopReads:
 
     HIGH_WATER = 4 * READ_CHUNK
 
+    PUSH_READS = PIPE_GROWTH // READ_CHUNK
+    """Reads one callback makes at most in push mode while they come full."""
+
     def __init__(
         self,
         loop: asyncio.AbstractEventLoop,
         fd: int,
         on_data: Callable[[bytes | Exception], None] | None = None,
+        on_full: Callable[[], None] | None = None,
     ) -> None:
         self.loop = loop
         self.fd = fd
+        self.on_full = on_full
+        """Push mode: called when a read comes back full (a large message
+        is coming)."""
         self.on_data = on_data
         """Push mode: called from the selector callback with each chunk, b""
         at end of stream, or the error that ended reading (nothing is
@@ -184,7 +218,7 @@ class _LoopReads:
             if self.on_data is None:
                 self.loop.add_reader(self.fd, self._on_readable)
             else:
-                self.loop.add_reader(self.fd, self.context.run, self._on_readable)
+                self.loop.add_reader(self.fd, self.context.run, self._push_readable)
             self.reading = True
 
     def pause(self) -> None:
@@ -208,12 +242,6 @@ class _LoopReads:
         except OSError as exc:
             self.error = exc
             data = b""
-        if self.on_data is not None:
-            if not data:
-                self.eof = True
-                self._pause()
-            self.on_data(data if self.error is None else self.error)
-            return
         if data:
             self.chunks.append(data)
             self.size += len(data)
@@ -223,6 +251,29 @@ class _LoopReads:
             self.eof = True
             self._pause()
         self._wake()
+
+    def _push_readable(self) -> None:
+        """Push mode: hand over what is there, reading on while reads come
+        back full (no loop pass per chunk of a large message)."""
+        assert self.on_data is not None
+        for _ in range(self.PUSH_READS):
+            try:
+                data = os.read(self.fd, READ_CHUNK)
+            except BlockingIOError:
+                return
+            except OSError as exc:
+                self.error = exc
+                data = b""
+            if not data:
+                self.eof = True
+                self._pause()
+                self.on_data(data if self.error is None else self.error)
+                return
+            self.on_data(data)
+            if len(data) < READ_CHUNK or not self.reading:
+                return
+            if self.on_full is not None:
+                self.on_full()
 
     def _wake(self) -> None:
         waiter = self.waiter
@@ -306,7 +357,7 @@ class _FdReader(ByteReceiveStream):
         except RuntimeError:  # not asyncio (trio)
             return False
         try:
-            self._loop_reads = _LoopReads(loop, self._fd.fd, on_data)
+            self._loop_reads = _LoopReads(loop, self._fd.fd, on_data, self._fd.grow)
         except NotImplementedError:  # a loop without add_reader (Windows proactor)
             return False
         return True
@@ -367,6 +418,8 @@ class _FdWriter(ByteSendStream):
         held, self._held = self._held, None
         if not held or self._fd.closed:
             return
+        if not self._fd.grown and sum(map(len, held)) > READ_CHUNK:
+            self._fd.grow()
         if self._unsent or self._lock.locked():
             # Earlier bytes are still waiting: these go after them.
             self._unsent += b"".join(held)
@@ -439,6 +492,8 @@ class _FdWriter(ByteSendStream):
                 await anyio.to_thread.run_sync(self._write_all, item)
             return
         rest: bytes | memoryview = item
+        if len(item) > READ_CHUNK:
+            self._fd.grow()
         if not self._unsent and not self._lock.locked():
             # The common case: the pipe takes the whole message at once, with
             # no lock and no trip through the event loop.

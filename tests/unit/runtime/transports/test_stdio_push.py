@@ -4,6 +4,7 @@ and a `Connection` served that way."""
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import tempfile
@@ -18,6 +19,7 @@ import pytest
 from mcp_specgen_runtime.jsonrpc.connection import Connection
 from mcp_specgen_runtime.transports.lines import Pushing
 from mcp_specgen_runtime.transports.stdio import (
+    PIPE_GROWTH,
     LineTooLongError,
     StdioTransport,
     TruncatedMessageError,
@@ -308,3 +310,39 @@ async def test_a_pushed_connection_stops_reading_while_its_answers_wait() -> Non
             assert codes == [-32601] * 3 + [-32700] * 40
             os.close(ends.in_write)
             await connection.wait_closed()
+
+
+# --- large messages -------------------------------------------------------------
+
+
+def pipe_size(fd: int) -> int:
+    size: int = fcntl.fcntl(fd, fcntl.F_GETPIPE_SZ)
+    return size
+
+
+linux_pipes = pytest.mark.skipif(
+    not hasattr(fcntl, "F_GETPIPE_SZ"), reason="Linux pipe sizes"
+)
+
+
+@linux_pipes
+@pytest.mark.anyio
+async def test_a_large_message_grows_the_pipes_it_crosses_and_small_ones_do_not() -> (
+    None
+):
+    async with pipes() as ends:
+        before = pipe_size(ends.out_write)
+        got: list[bytes] = []
+        assert ends.transport.push(got.append, pytest.fail) is not None
+        await ends.transport.send(b'"small"')
+        await feed(ends.in_write, b'"small"\n')
+        await until(lambda: len(got) == 1)
+        assert pipe_size(ends.out_write) == pipe_size(ends.in_write) == before
+        large = b'"' + b"x" * 300_000 + b'"'
+        await ends.transport.send(large)  # fits the grown pipe: no reader needed
+        assert pipe_size(ends.out_write) == PIPE_GROWTH
+        assert ends.written() == b'"small"\n' + large + b"\n"
+        await feed(ends.in_write, large + b"\n")
+        await until(lambda: len(got) == 2)
+        assert got[1] == large
+        assert pipe_size(ends.in_write) == PIPE_GROWTH
