@@ -24,6 +24,7 @@ One message is one line: a complete UTF-8 JSON text followed by ``b"\\n"``
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import logging
 from typing import TYPE_CHECKING, Protocol
 
@@ -274,6 +275,9 @@ class Pushing:
         self._on_too_large = on_too_large
         self._reads: _PushedReads | None = None
         self._paused = False
+        # Lines delivered on resume start their work in the reader's context,
+        # as those delivered by the reader's callback do.
+        self._context = contextvars.copy_context()
         self.ended: asyncio.Future[Exception] = self._loop.create_future()
 
     def start(self, reads: _PushedReads) -> None:
@@ -290,7 +294,7 @@ class Pushing:
         """Deliver the lines left and read again, from the next loop pass."""
         if self._paused:
             self._paused = False
-            self._loop.call_soon(self._deliver)
+            self._loop.call_soon(self._deliver, context=self._context)
 
     def data(self, data: bytes | Exception) -> None:
         """The reader's callback: a chunk, b"" at end of stream, or an error."""

@@ -17,6 +17,13 @@ Framing is in `lines.py`. Decisions worth knowing:
   restored on exit. Pipes and sockets are put in non-blocking mode for the
   event loop (restored on close); files and terminals are served by threads or
   polled as they are.
+- On asyncio, over a pipe or a socket, a `Connection` is served in push mode
+  (`StdioTransport.push`): messages are split and dispatched from the
+  selector callback, and the answers produced in one loop pass go out in one
+  `writev`. Elsewhere `receive()` serves, as it does for any other user.
+- Once a message larger than 64 KiB crosses one of our pipes, the pipe is
+  asked for a buffer of `PIPE_GROWTH` (1 MiB, Linux, within the user's
+  limits), so large messages need few reads and writes.
 - `stdio_client()` shuts the server down the way the specification asks:
   close its stdin, wait `shutdown_timeouts[0]` seconds (default 2), send
   SIGTERM, wait `shutdown_timeouts[1]` seconds (default 2), send SIGKILL; the
