@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import functools
 import os
+import select
 import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -88,6 +89,9 @@ TOOL = "tool_0000"
 """The tool called over stdio (every tools program has it)."""
 
 IN_FLIGHT = stdio.IN_FLIGHT
+READ_TIMEOUT = 30.0
+"""Seconds a stdio server may stay silent while an answer is awaited; each
+read waits at most that long itself (no reliance on killing the server)."""
 HTTP_CLIENTS = http.CONCURRENCY
 
 PROGRAMS = REPO / "benchmarks" / "programs"
@@ -229,11 +233,29 @@ def listing_problem(reply: Reply, count: int) -> str | None:
 
 
 class StdioClient(stdio.RawClient):
-    """The stdio benchmark's raw client, speaking `revision`."""
+    """The stdio benchmark's raw client, speaking `revision`; a read waits
+    at most `read_timeout` seconds."""
 
-    def __init__(self, contender: Contender, revision: str) -> None:
-        super().__init__(contender)
+    def __init__(
+        self, contender: Contender, revision: str, read_timeout: float = READ_TIMEOUT
+    ) -> None:
+        super().__init__(contender, read_timeout)
         self.revision = revision
+
+    def _lines(self) -> list[bytes]:
+        """The complete lines available, waiting for output at most
+        `read_timeout` seconds."""
+        while b"\n" not in self._buffer:
+            ready, _, _ = select.select([self._out], [], [], self._read_timeout)
+            if not ready:
+                raise self._fail(f"silent for {self._read_timeout:g} s")
+            chunk = os.read(self._out, 65536)
+            self._reads += 1
+            if not chunk:
+                raise self._fail("stdout closed")
+            self._buffer += chunk
+        *lines, self._buffer = self._buffer.split(b"\n")
+        return lines
 
     def initialize(self) -> None:
         """The legacy handshake at the client's revision (none in 2026)."""

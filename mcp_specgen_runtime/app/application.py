@@ -93,6 +93,7 @@ from ..protocol.redis_switch import (
     resolve_redis_url,
     share_redis,
 )
+from ..protocol.session import probed_name
 from ..protocol.tasks.limits import RATE_LIMITED
 from .access import ScopeTable, insufficient_scope
 from .calls import DEFAULT_MAX_THREADS, call, runs_in_thread
@@ -993,10 +994,12 @@ def _tool_name(method: str, params: bytes | None) -> str:
     Raises:
         InvalidParamsError: params not an object, or a name not a string.
     """
-    try:
-        name = msgspec.json.decode(params or b"{}", type=_ToolName).name
-    except msgspec.DecodeError as exc:
-        raise InvalidParamsError(method, str(exc)) from None
+    known, name = probed_name(params)  # the session read them already
+    if not known:
+        try:
+            name = msgspec.json.decode(params or b"{}", type=_ToolName).name
+        except msgspec.DecodeError as exc:
+            raise InvalidParamsError(method, str(exc)) from None
     if not isinstance(name, str):
         raise InvalidParamsError(method, "name must be a string naming a tool")
     return name

@@ -67,7 +67,6 @@ from .envelope import (
     Envelope,
     OutNotification,
     OutRequest,
-    ParamsMeta,
     RequestId,
     decode_envelope,
     decode_item,
@@ -96,7 +95,7 @@ if TYPE_CHECKING:
 
     from anyio.abc import TaskGroup
 
-    from .transport import Transport
+    from .transport import Pushing, Transport
 
 __all__ = [
     "DEFAULT_MAX_IN_FLIGHT",
@@ -218,7 +217,9 @@ class Connection:
         self._http_request_of: Callable[[RequestId], object] | None = getattr(
             transport, "http_request_of", None
         )
-        self._drained = anyio.Event()
+        # Made when end of stream waits for running requests (not once per
+        # request: an event costs more than the rest of the bookkeeping).
+        self._drained: anyio.Event | None = None
         self._ended = False
         self._ids = itertools.count(first_request_id)
         self._pending: dict[int, _Pending] = {}
@@ -227,6 +228,7 @@ class Connection:
         self._answered = anyio.Event()
         self._loop: asyncio.AbstractEventLoop | None = None
         self._request_tasks: set[asyncio.Task[None]] = set()
+        self._pushing: Pushing | None = None
         self._tasks: TaskGroup | None = None
         self._started = False
         self._closed = False
@@ -308,6 +310,7 @@ class Connection:
         self._ended = True
         self._fail_pending()
         if self._in_flight:
+            self._drained = anyio.Event()
             with anyio.move_on_after(self.drain_timeout):
                 await self._drained.wait()
 
@@ -433,31 +436,65 @@ class Connection:
     # -- receiving --
 
     async def _read(self) -> None:
+        if self._loop is not None and await self._read_pushed():
+            return
         while True:
             try:
                 data = await self.transport.receive()
-            except anyio.EndOfStream:
-                logger.debug("end of stream")
-                return
-            except (anyio.ClosedResourceError, anyio.BrokenResourceError) as exc:
-                logger.debug("transport closed: %r", exc)
-                return
-            except MessageTooLargeError as exc:
-                self._on_too_large(exc)
-                continue
-            except (TransportError, OSError) as exc:
-                logger.warning("transport failed: %r", exc)
-                return
-            try:
-                self._on_message(data)
-            except Exception:
-                # A bug here must not take the whole connection down.
-                logger.exception("failed to process an incoming message")
+            except Exception as exc:
+                if isinstance(exc, MessageTooLargeError):
+                    self._on_too_large(exc)
+                    continue
+                if self._ended_by(exc):
+                    return
+                raise
+            self._on_pushed(data)
             while self._answering >= self.max_in_flight:
                 # The peer floods us faster than it reads our answers: stop
                 # reading rather than queue answers without bound.
                 self._answered = anyio.Event()
                 await self._answered.wait()
+
+    async def _read_pushed(self) -> bool:
+        """Serve the messages a transport pushes as it reads them (on asyncio,
+        where it can: see `Transport`); False when it cannot."""
+        push = getattr(self.transport, "push", None)
+        if push is None:
+            return False
+        pushing = push(self._on_pushed, self._on_too_large)
+        if pushing is None:
+            return False
+        self._pushing = pushing
+        try:
+            ended = await pushing.ended
+        finally:
+            self._pushing = None
+            pushing.stop()
+        if not self._ended_by(ended):
+            logger.warning("reading stopped: %r", ended)
+        return True
+
+    def _on_pushed(self, data: bytes) -> None:
+        try:
+            self._on_message(data)
+        except Exception:
+            # A bug here must not take the whole connection down.
+            logger.exception("failed to process an incoming message")
+        if self._pushing is not None and self._answering >= self.max_in_flight:
+            self._pushing.pause()  # resumed as answers are sent
+
+    @staticmethod
+    def _ended_by(exc: BaseException) -> bool:
+        """Log why reading ended; False for what does not end it."""
+        if isinstance(exc, anyio.EndOfStream):
+            logger.debug("end of stream")
+        elif isinstance(exc, anyio.ClosedResourceError | anyio.BrokenResourceError):
+            logger.debug("transport closed: %r", exc)
+        elif isinstance(exc, TransportError | OSError):
+            logger.warning("transport failed: %r", exc)
+        else:
+            return False
+        return True
 
     def _on_too_large(self, exc: MessageTooLargeError) -> None:
         """The transport skipped a message: answer it by the id its ends show
@@ -544,7 +581,8 @@ class Connection:
             return reused.reply()
         if len(self._in_flight) >= self.max_in_flight:
             return self._over_limit(request_id)
-        context = RequestContext(self, request_id, env.method, _progress_token(params))
+        context = RequestContext(self, request_id, env.method, None)
+        context.token_from(params)
         if self._principal_of is not None:
             context.principal = self._principal_of(request_id)
         if self._http_request_of is not None:
@@ -617,6 +655,8 @@ class Connection:
         finally:
             self._answering -= 1
             self._answered.set()
+            if self._pushing is not None and self._answering < self.max_in_flight:
+                self._pushing.resume()
 
     def _start(self, incoming: _Incoming) -> None:
         """Serve a request in a task of its own.
@@ -664,9 +704,8 @@ class Connection:
         if self._in_flight.get(context.request_id) is not incoming:
             return None
         del self._in_flight[context.request_id]
-        if not self._in_flight:
+        if not self._in_flight and self._drained is not None:
             self._drained.set()
-            self._drained = anyio.Event()
         return reply
 
     async def _notified(self, method: str, params: bytes | None) -> None:
@@ -683,18 +722,3 @@ def _asyncio_loop() -> asyncio.AbstractEventLoop | None:
 
 def _raw(params: Any) -> Raw:
     return NONE if params is None else Raw(encode(params))
-
-
-def _progress_token(params: bytes | None) -> RequestId | None:
-    # Most requests carry no token; skip the second look at their params.
-    if params is None or b'"progressToken"' not in params:
-        return None
-    try:
-        found = msgspec.json.decode(params, type=ParamsMeta)
-    except UNREADABLE:
-        return None  # the handler reports bad params
-    if isinstance(found.meta, UnsetType) or isinstance(
-        found.meta.progress_token, UnsetType
-    ):
-        return None
-    return found.meta.progress_token

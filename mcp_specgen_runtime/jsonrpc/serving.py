@@ -20,11 +20,20 @@ from collections.abc import Awaitable, Callable
 from typing import Any, Protocol, TypeAlias
 
 import anyio
-from msgspec import Raw
+import msgspec
+from msgspec import Raw, UnsetType
 
 from mcp_specgen_runtime.errors import MethodNotFoundError, RpcError
 
-from .envelope import OutResult, RequestId, encoder, error_reply, internal_error
+from .envelope import (
+    UNREADABLE,
+    OutResult,
+    ParamsMeta,
+    RequestId,
+    encoder,
+    error_reply,
+    internal_error,
+)
 
 __all__ = [
     "Handler",
@@ -35,6 +44,7 @@ __all__ = [
     "enter_request",
     "leave_request",
     "peer_address",
+    "progress_token_in",
     "request_in_progress",
     "reset_peer_address",
     "serve_notification",
@@ -95,8 +105,8 @@ class RequestContext:
     ) -> None:
         self.request_id = request_id
         self.method = method
-        self.progress_token = progress_token
-        """The `_meta.progressToken` of the request's params, if it had one."""
+        self._progress_token = progress_token
+        self._token_source: bytes | None = None
         self.principal = principal
         """Who sent the request, as the transport authenticated it (None:
         anonymous); request state and sessions are bound to it."""
@@ -113,6 +123,26 @@ class RequestContext:
         when the peer's revision is not the one the handler was written for
         and the peer does not fit them itself."""
         self._progress: float | None = None
+
+    @property
+    def progress_token(self) -> RequestId | None:
+        """The `_meta.progressToken` of the request's params, if it had one."""
+        source = self._token_source
+        if source is not None:
+            self._token_source = None
+            self._progress_token = progress_token_in(source)
+        return self._progress_token
+
+    @progress_token.setter
+    def progress_token(self, token: RequestId | None) -> None:
+        self._token_source = None
+        self._progress_token = token
+
+    def token_from(self, params: bytes | None) -> None:
+        """Take the progress token from `params` when it is first asked for:
+        most requests carry none and nobody asks, so their params are not
+        read twice (a layer that decodes `_meta` anyway sets it instead)."""
+        self._token_source = params
 
     def derive(self, *, meta: dict[str, Any] | None = None) -> RequestContext:
         """A copy of this context (its progress count included) with `meta`
@@ -250,6 +280,22 @@ async def serve_notification(
         raise
     except BaseException as exc:
         logger.error("handler of notification %s raised %r", method, exc, exc_info=exc)
+
+
+def progress_token_in(params: bytes | None) -> RequestId | None:
+    """The `_meta.progressToken` of raw params: None when absent, unreadable
+    or not a string or an integer."""
+    if params is None or b'"progressToken"' not in params:
+        return None
+    try:
+        found = msgspec.json.decode(params, type=ParamsMeta)
+    except UNREADABLE:
+        return None  # the handler reports bad params
+    if isinstance(found.meta, UnsetType) or isinstance(
+        found.meta.progress_token, UnsetType
+    ):
+        return None
+    return found.meta.progress_token
 
 
 def current_request() -> RequestContext:

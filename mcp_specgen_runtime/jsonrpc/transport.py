@@ -7,9 +7,12 @@ is the transport's business, never the engine's.
 
 from __future__ import annotations
 
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
-__all__ = ["Transport"]
+if TYPE_CHECKING:
+    from collections.abc import Awaitable
+
+__all__ = ["Pushing", "Transport"]
 
 
 class Transport(Protocol):
@@ -28,6 +31,12 @@ class Transport(Protocol):
     `RequestContext.principal`). An HTTP transport may offer
     `http_request_of(request_id) -> object`: the HTTP request that carried it
     (it becomes `RequestContext.http_request`).
+
+    A transport that can hand over messages as it reads them, from its own
+    callback rather than through `receive` (the stdio transport on asyncio),
+    offers `push(on_message, on_too_large) -> Pushing | None`: the engine
+    then serves each message without a task woken per message. None means
+    it cannot (use `receive`).
     """
 
     async def send(self, message: bytes) -> None:
@@ -44,4 +53,27 @@ class Transport(Protocol):
 
     async def aclose(self) -> None:
         """Close the local side; the peer sees end of stream. Idempotent."""
+        ...
+
+
+class Pushing(Protocol):
+    """Messages pushed by a transport as they are read (see `Transport`)."""
+
+    @property
+    def ended(self) -> Awaitable[Exception]:
+        """Resolves to what ended reading: `anyio.EndOfStream`, a closed or
+        broken resource, or a `TransportError`."""
+        ...
+
+    def pause(self) -> None:
+        """Push nothing more until `resume` (the engine has too many answers
+        waiting to be written)."""
+        ...
+
+    def resume(self) -> None:
+        """Push again after `pause`."""
+        ...
+
+    def stop(self) -> None:
+        """Push nothing more, for good."""
         ...

@@ -68,6 +68,7 @@ Decisions worth knowing:
 
 from __future__ import annotations
 
+import contextvars
 import dataclasses
 import importlib
 import logging
@@ -106,7 +107,7 @@ from mcp_specgen_runtime.jsonrpc.dispatch import (
     package_in,
     revision_of,
 )
-from mcp_specgen_runtime.jsonrpc.envelope import UNREADABLE
+from mcp_specgen_runtime.jsonrpc.envelope import UNREADABLE, RequestId
 from mcp_specgen_runtime.jsonrpc.serving import enter_request, leave_request
 
 from .adapt import adapt, conversion_fill, nearest, notification_fit
@@ -158,6 +159,7 @@ __all__ = [
     "ServerConnection",
     "ServerSession",
     "derive_capabilities",
+    "probed_name",
     "version_order",
 ]
 
@@ -336,6 +338,8 @@ class _ParamsProbe(msgspec.Struct):
     request_state: Any = msgspec.field(default=None, name="requestState")
     # Any: a malformed one is the handler's to refuse, not the probe's.
     input_responses: Any = msgspec.field(default=None, name="inputResponses")
+    task: msgspec.Raw = msgspec.Raw()
+    name: Any = None
 
 
 class _ResultProbe(msgspec.Struct):
@@ -348,14 +352,42 @@ _result_probe_decoder = msgspec.json.Decoder(_ResultProbe)
 _result_decoder = msgspec.json.Decoder(dict[str, Any])
 
 
+_UNREAD = _ParamsProbe()
+"""The probe of params it could not read (each reader then looks itself)."""
+
+_probed: contextvars.ContextVar[tuple[bytes | None, _ParamsProbe]] = (
+    contextvars.ContextVar("mcp_specgen_runtime.protocol.session.probed")
+)
+
+
+def probed_name(params: bytes | None) -> tuple[bool, Any]:
+    """The `name` member of the params the session served last in this
+    context, when these are those params and the session could read them:
+    `(True, name)` (None when absent), else `(False, None)`: read them.
+    A handler looking for a tool's or prompt's name saves a pass over them."""
+    found = _probed.get(None)
+    if found is None or found[0] is not params:
+        return False, None
+    return True, found[1].name
+
+
 def _probe(params: bytes | None) -> _ParamsProbe:
-    """The envelope members of params, None when absent."""
+    """The envelope members of params, None when absent (`_UNREAD` when
+    the params are no JSON object)."""
     if not params:
         return _ParamsProbe()
     try:
         return _probe_decoder.decode(params)
     except UNREADABLE:
-        return _ParamsProbe()
+        return _UNREAD
+
+
+def _progress_token(probe: _ParamsProbe) -> RequestId | None:
+    """`_meta.progressToken`, when a string or an integer."""
+    token = None if probe.meta is None else probe.meta.get("progressToken")
+    if isinstance(token, int | str) and not isinstance(token, bool):
+        return token
+    return None
 
 
 class _LevelProbe(msgspec.Struct):
@@ -730,6 +762,12 @@ class ServerConnection:
         if not session.started:
             await session.start()
         probe = _probe(params)
+        if probe is not _UNREAD:
+            # Read from the probe, so that the engine does not look again.
+            context = request_in_progress()
+            if context is not None:
+                context.progress_token = _progress_token(probe)
+            _probed.set((params, probe))
         version = _modern_version(probe) if session.modern_versions else None
         if version is not None:
             return await self._modern(version, method, params, probe)
@@ -744,7 +782,7 @@ class ServerConnection:
                 return None
             if shapeless and request_in_progress() is not None:
                 raise InvalidParamsError(method, "params must be a JSON object")
-            return await self._serve_legacy(self._legacy, method, params)
+            return await self._serve_legacy(self._legacy, method, params, probe)
         modern = self.era == "modern" or not session.legacy_versions
         if modern and request_in_progress() is not None:  # a request, ping too
             if shapeless:
@@ -819,7 +857,11 @@ class ServerConnection:
             }
 
     async def _serve_legacy(
-        self, revision: Revision, method: str, params: bytes | None
+        self,
+        revision: Revision,
+        method: str,
+        params: bytes | None,
+        probe: _ParamsProbe = _UNREAD,
     ) -> bytes | None:
         assert self._exchange is not None
         if self._fit is not None:
@@ -831,7 +873,7 @@ class ServerConnection:
                     tasks, owner_of(self.key), method, params
                 )
             if method in self.session.task_requests:
-                created = await self._maybe_task(tasks, revision, method, params)
+                created = await self._maybe_task(tasks, revision, method, params, probe)
                 if created is not None:
                     return created
         token = set_exchange(self._exchange)
@@ -850,7 +892,12 @@ class ServerConnection:
         return result
 
     async def _maybe_task(
-        self, tasks: TaskManager, revision: Revision, method: str, params: bytes | None
+        self,
+        tasks: TaskManager,
+        revision: Revision,
+        method: str,
+        params: bytes | None,
+        probe: _ParamsProbe = _UNREAD,
     ) -> bytes | None:
         """A task-augmented request: started as a task, its `CreateTaskResult`
         encoded; None for a plain request the handler serves itself.
@@ -859,7 +906,9 @@ class ServerConnection:
             RpcError: -32601 (a plain request that requires a task, or an
                 augmented one that forbids it), the engine's refusals.
         """
-        task = wire2025.task_params(method, params)
+        # The probe tells when there is no task, without another look.
+        unread = probe is _UNREAD or len(probe.task)
+        task = wire2025.task_params(method, params) if unread else None
         support = self.session.task_support
         mode = "optional" if support is None else support(method, params)
         if task is None:

@@ -23,8 +23,10 @@ One message is one line: a complete UTF-8 JSON text followed by ``b"\\n"``
 
 from __future__ import annotations
 
+import asyncio
+import contextvars
 import logging
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 import anyio
 
@@ -33,12 +35,15 @@ from mcp_specgen_runtime.jsonrpc.id_scan import SCAN_WINDOW
 from ..errors import MessageTooLargeError, TransportError
 
 if TYPE_CHECKING:
+    from collections.abc import Awaitable, Callable
+
     from anyio.abc import ByteReceiveStream, ByteSendStream
 
 __all__ = [
     "DEFAULT_MAX_LINE_LENGTH",
     "LineReader",
     "LineTooLongError",
+    "Pushing",
     "StdioTransport",
     "TruncatedMessageError",
 ]
@@ -113,34 +118,57 @@ class LineReader:
         # A buffered line is returned at once: no trip through the event loop
         # per message when a peer pipelines many (the wait for data is the
         # checkpoint).
-        line = self._next_line()
+        line = self.next_line()
         if line is not None:
             return line
         while True:
             if self._eof:
                 raise anyio.EndOfStream
             await self._fill()
-            line = self._next_line()
+            line = self.next_line()
             if line is not None:
                 return line
 
     async def _fill(self) -> None:
         try:
-            self._chunk = await self.stream.receive(READ_CHUNK)
-            self._pos = 0
+            self.take(await self.stream.receive(READ_CHUNK))
         except anyio.EndOfStream:
-            self._eof = True
-            rest = b"".join(self._partial)
-            self._partial.clear()
-            self._partial_size = 0
-            if self._discarding:
-                self._discarding = False
-                raise LineTooLongError(self.max_line_length, self._head) from None
-            if rest.strip():
-                raise TruncatedMessageError(len(rest)) from None
+            self.end()
 
-    def _next_line(self) -> bytes | None:
-        """A complete non-blank line from what is buffered, or None."""
+    @property
+    def buffered(self) -> bool:
+        """Whether bytes read are waiting to be split (the rest of a chunk)."""
+        return self._pos < len(self._chunk)
+
+    def take(self, chunk: bytes) -> None:
+        """Buffer `chunk`, read from the stream by someone else (a push-mode
+        reader); `next_line` then returns its lines."""
+        self._chunk = chunk
+        self._pos = 0
+
+    def end(self) -> None:
+        """The stream ended: raise for what is left of a line.
+
+        Raises:
+            LineTooLongError: it ended inside a line being skipped.
+            TruncatedMessageError: it ended inside a line.
+        """
+        self._eof = True
+        rest = b"".join(self._partial)
+        self._partial.clear()
+        self._partial_size = 0
+        if self._discarding:
+            self._discarding = False
+            raise LineTooLongError(self.max_line_length, self._head) from None
+        if rest.strip():
+            raise TruncatedMessageError(len(rest)) from None
+
+    def next_line(self) -> bytes | None:
+        """A complete non-blank line from what is buffered, or None.
+
+        Raises:
+            LineTooLongError: as `receive_line`; the next call goes on after it.
+        """
         while True:
             chunk, pos = self._chunk, self._pos
             end = chunk.find(b"\n", pos)
@@ -212,6 +240,117 @@ def _last(tail: bytes, piece: bytes) -> bytes:
     return (tail + piece)[-keep:]
 
 
+class _PushedReads(Protocol):
+    """What a reader that pushes its chunks (`_FdReader.push`) hands back."""
+
+    def pause(self) -> None: ...
+
+    def resume(self) -> None: ...
+
+
+class Pushing:
+    """Lines handed to callbacks as the reader's selector callback reads
+    them, no task woken per message (`StdioTransport.push`).
+
+    While it delivers the lines of one read, the writer holds what is sent,
+    and releases it once the tasks started for them have run their first
+    step: the answers produced in that loop pass go out in one `write`.
+    `ended` resolves to what ended reading (`anyio.EndOfStream`, a
+    `TruncatedMessageError`, `anyio.BrokenResourceError` or
+    `anyio.ClosedResourceError`).
+    """
+
+    def __init__(
+        self,
+        lines: LineReader,
+        writer: object,
+        on_message: Callable[[bytes], None],
+        on_too_large: Callable[[LineTooLongError], None],
+    ) -> None:
+        self._loop = asyncio.get_running_loop()
+        self._lines = lines
+        self._hold: Callable[[], bool] | None = getattr(writer, "hold", None)
+        self._release: Callable[[], None] | None = getattr(writer, "release", None)
+        self._on_message = on_message
+        self._on_too_large = on_too_large
+        self._reads: _PushedReads | None = None
+        self._paused = False
+        # Lines delivered on resume start their work in the reader's context,
+        # as those delivered by the reader's callback do.
+        self._context = contextvars.copy_context()
+        self.ended: asyncio.Future[Exception] = self._loop.create_future()
+
+    def start(self, reads: _PushedReads) -> None:
+        """Begin with the reader's controls."""
+        self._reads = reads
+
+    def pause(self) -> None:
+        """Deliver no more lines, and read no more, until `resume`."""
+        self._paused = True
+        if self._reads is not None:
+            self._reads.pause()
+
+    def resume(self) -> None:
+        """Deliver the lines left and read again, from the next loop pass."""
+        if self._paused:
+            self._paused = False
+            self._loop.call_soon(self._deliver, context=self._context)
+
+    def data(self, data: bytes | Exception) -> None:
+        """The reader's callback: a chunk, b"" at end of stream, or an error."""
+        if isinstance(data, Exception):
+            if isinstance(data, OSError):
+                self._end(anyio.BrokenResourceError())
+            else:
+                self._end(data)
+            return
+        if not data:
+            self._at_end()
+            return
+        self._lines.take(data)
+        self._deliver()
+
+    def _deliver(self) -> None:
+        held = self._hold is not None and self._hold()
+        try:
+            while not self._paused and not self.ended.done():
+                try:
+                    line = self._lines.next_line()
+                except LineTooLongError as exc:
+                    self._on_too_large(exc)
+                    continue
+                if line is None:
+                    if self._reads is not None:
+                        self._reads.resume()
+                    return
+                self._on_message(line)
+        finally:
+            if held and self._release is not None:
+                # After the first steps of the tasks just started.
+                self._loop.call_soon(self._release)
+
+    def _at_end(self) -> None:
+        try:
+            self._lines.end()
+        except LineTooLongError as exc:
+            self._on_too_large(exc)
+        except TruncatedMessageError as exc:
+            self._end(exc)
+            return
+        self._end(anyio.EndOfStream())
+
+    def _end(self, why: Exception) -> None:
+        if not self.ended.done():
+            self.ended.set_result(why)
+
+    def stop(self) -> None:
+        """Read no more (the reader is closed by the transport)."""
+        self._paused = True
+        if self._reads is not None:
+            self._reads.pause()
+        self._end(anyio.ClosedResourceError())
+
+
 class StdioTransport:
     """Newline-delimited JSON messages over two anyio byte streams.
 
@@ -240,6 +379,10 @@ class StdioTransport:
         self._whole_messages: bool = getattr(writer, "sends_whole_messages", False)
         self._receive_guard = anyio.ResourceGuard("reading from")
         self._closed = False
+        self._pushing: Pushing | None = None
+        self._send_line: Callable[[bytes], Awaitable[None]] | None = getattr(
+            writer, "send_line", None
+        )
 
     @property
     def max_line_length(self) -> int:
@@ -258,6 +401,12 @@ class StdioTransport:
             raise ValueError("a stdio message cannot contain a newline")
         if self._closed:
             raise anyio.ClosedResourceError
+        try:
+            if self._send_line is not None and self._whole_messages:
+                await self._send_line(message)
+                return
+        except (BrokenPipeError, ConnectionResetError) as exc:
+            raise anyio.BrokenResourceError from exc
         data = message + b"\n"
         try:
             if self._whole_messages:
@@ -280,14 +429,42 @@ class StdioTransport:
         """
         if self._closed:
             raise anyio.ClosedResourceError
+        if self._pushing is not None:
+            raise anyio.BusyResourceError("reading from")
         with self._receive_guard:
             return await self._lines.receive_line()
+
+    def push(
+        self,
+        on_message: Callable[[bytes], None],
+        on_too_large: Callable[[LineTooLongError], None],
+    ) -> Pushing | None:
+        """Hand each message to `on_message` as soon as it is read, from the
+        reader's own callback (`on_too_large` for a line skipped as too
+        long), instead of `receive`; None when the reader cannot push (not
+        a pipe or socket on asyncio, or reading has begun): use `receive`.
+        """
+        start = getattr(self._reader, "push", None)
+        if start is None or self._closed or self._lines.buffered:
+            return None
+        try:
+            pushing = Pushing(self._lines, self._writer, on_message, on_too_large)
+        except RuntimeError:  # no asyncio loop running
+            return None
+        reads = start(pushing.data)
+        if reads is None:
+            return None
+        pushing.start(reads)
+        self._pushing = pushing
+        return pushing
 
     async def aclose(self) -> None:
         """Close both streams; the peer sees end of stream. Idempotent."""
         if self._closed:
             return
         self._closed = True
+        if self._pushing is not None:
+            self._pushing.stop()
         try:
             await self._writer.aclose()
         finally:

@@ -17,6 +17,13 @@ Framing is in `lines.py`. Decisions worth knowing:
   restored on exit. Pipes and sockets are put in non-blocking mode for the
   event loop (restored on close); files and terminals are served by threads or
   polled as they are.
+- On asyncio, over a pipe or a socket, a `Connection` is served in push mode
+  (`StdioTransport.push`): messages are split and dispatched from the
+  selector callback, and the answers produced in one loop pass go out in one
+  `writev`. Elsewhere `receive()` serves, as it does for any other user.
+- Once a message larger than 64 KiB crosses one of our pipes, the pipe is
+  asked for a buffer of `PIPE_GROWTH` (1 MiB, Linux, within the user's
+  limits), so large messages need few reads and writes.
 - `stdio_client()` shuts the server down the way the specification asks:
   close its stdin, wait `shutdown_timeouts[0]` seconds (default 2), send
   SIGTERM, wait `shutdown_timeouts[1]` seconds (default 2), send SIGKILL; the
@@ -32,6 +39,7 @@ from __future__ import annotations
 
 import asyncio
 import codecs
+import contextvars
 import logging
 import os
 import stat
@@ -96,6 +104,13 @@ STDERR_EOF_GRACE = 1.0
 """Seconds to wait, once the child is reaped, for the rest of its stderr (a
 grandchild may still hold the pipe open)."""
 
+PIPE_GROWTH = 1 << 20
+"""Bytes a pipe of ours is asked to hold (Linux, once, and only when a
+message larger than a read chunk crosses it), so that a large message goes
+through in one write and a few reads instead of a trip through the event
+loop per 64 KiB. A pipe's buffer is kernel memory counted against its user's
+limit, hence not for every pipe."""
+
 StderrOption: TypeAlias = (
     Literal["inherit", "capture", "discard"] | Callable[[str], object]
 )
@@ -121,6 +136,8 @@ class _Fd:
         self.closed = False
         posix = os.name == "posix"
         mode = os.fstat(fd).st_mode
+        self.pipe = posix and stat.S_ISFIFO(mode)
+        self.grown = False
         self.restore_blocking = False
         if posix and (stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode)):
             self.polled = True
@@ -129,6 +146,24 @@ class _Fd:
         else:
             self.polled = poll_terminal and posix and os.isatty(fd)
         self.blocking = os.get_blocking(fd) if self.polled else True
+
+    def grow(self) -> None:
+        """Ask once for a pipe buffer of `PIPE_GROWTH` bytes (where the
+        system allows it: Linux, within the user's limits)."""
+        if self.grown or not self.pipe or self.closed:
+            return
+        self.grown = True
+        try:
+            import fcntl  # POSIX only, and needed only here
+        except ImportError:
+            return
+        setter: int | None = getattr(fcntl, "F_SETPIPE_SZ", None)
+        if setter is None:
+            return
+        try:
+            fcntl.fcntl(self.fd, setter, PIPE_GROWTH)
+        except OSError as exc:  # over the user's limit: keep the buffer
+            logger.debug("pipe %d not grown: %r", self.fd, exc)
 
     async def aclose(self) -> None:
         if not self.closed:
@@ -154,9 +189,28 @@ class _LoopReads:
 
     HIGH_WATER = 4 * READ_CHUNK
 
-    def __init__(self, loop: asyncio.AbstractEventLoop, fd: int) -> None:
+    PUSH_READS = PIPE_GROWTH // READ_CHUNK
+    """Reads one callback makes at most in push mode while they come full."""
+
+    def __init__(
+        self,
+        loop: asyncio.AbstractEventLoop,
+        fd: int,
+        on_data: Callable[[bytes | Exception], None] | None = None,
+        on_full: Callable[[], None] | None = None,
+    ) -> None:
         self.loop = loop
         self.fd = fd
+        self.on_full = on_full
+        """Push mode: called when a read comes back full (a large message
+        is coming)."""
+        self.on_data = on_data
+        """Push mode: called from the selector callback with each chunk, b""
+        at end of stream, or the error that ended reading (nothing is
+        buffered here then)."""
+        # Push mode runs its callbacks in the context it was started in, as
+        # a reading task would, whoever resumes it.
+        self.context = contextvars.copy_context()
         self.chunks: deque[bytes] = deque()
         self.size = 0
         self.eof = False
@@ -168,8 +222,19 @@ class _LoopReads:
 
     def _resume(self) -> None:
         if not self.reading and not self.eof and not self.closed:
-            self.loop.add_reader(self.fd, self._on_readable)
+            if self.on_data is None:
+                self.loop.add_reader(self.fd, self._on_readable)
+            else:
+                self.loop.add_reader(self.fd, self.context.run, self._push_readable)
             self.reading = True
+
+    def pause(self) -> None:
+        """Stop reading until `resume` (push mode)."""
+        self._pause()
+
+    def resume(self) -> None:
+        """Read again after `pause` (push mode)."""
+        self._resume()
 
     def _pause(self) -> None:
         if self.reading:
@@ -193,6 +258,29 @@ class _LoopReads:
             self.eof = True
             self._pause()
         self._wake()
+
+    def _push_readable(self) -> None:
+        """Push mode: hand over what is there, reading on while reads come
+        back full (no loop pass per chunk of a large message)."""
+        assert self.on_data is not None
+        for _ in range(self.PUSH_READS):
+            try:
+                data = os.read(self.fd, READ_CHUNK)
+            except BlockingIOError:
+                return
+            except OSError as exc:
+                self.error = exc
+                data = b""
+            if not data:
+                self.eof = True
+                self._pause()
+                self.on_data(data if self.error is None else self.error)
+                return
+            self.on_data(data)
+            if len(data) < READ_CHUNK or not self.reading:
+                return
+            if self.on_full is not None:
+                self.on_full()
 
     def _wake(self) -> None:
         waiter = self.waiter
@@ -223,6 +311,9 @@ class _LoopReads:
         self.closed = True
         self._pause()
         self._wake()
+        if self.on_data is not None and not self.eof:
+            self.eof = True
+            self.on_data(anyio.ClosedResourceError())
 
 
 class _FdReader(ByteReceiveStream):
@@ -261,20 +352,33 @@ class _FdReader(ByteReceiveStream):
             raise anyio.EndOfStream
         return data
 
-    def _start_loop_reads(self) -> bool:
+    def _start_loop_reads(
+        self, on_data: Callable[[bytes | Exception], None] | None = None
+    ) -> bool:
         """Read through asyncio's selector where we can (a non-blocking fd on
         asyncio); other backends and terminals use `anyio.wait_readable`."""
-        if self._fd.blocking:
+        if self._fd.blocking or not self._fd.polled:
             return False
         try:
             loop = asyncio.get_running_loop()
         except RuntimeError:  # not asyncio (trio)
             return False
         try:
-            self._loop_reads = _LoopReads(loop, self._fd.fd)
+            self._loop_reads = _LoopReads(loop, self._fd.fd, on_data, self._fd.grow)
         except NotImplementedError:  # a loop without add_reader (Windows proactor)
             return False
         return True
+
+    def push(self, on_data: Callable[[bytes | Exception], None]) -> _LoopReads | None:
+        """Call `on_data` from the selector callback with each chunk read (b""
+        at end of stream, or the error that ended reading) instead of
+        buffering it for `receive`; None when this descriptor cannot be read
+        that way (then `receive` serves), or reading has begun."""
+        if self._fd.closed or self._loop_reads is not None:
+            return None
+        if not self._start_loop_reads(on_data):
+            return None
+        return self._loop_reads
 
     async def aclose(self) -> None:
         if self._loop_reads is not None:
@@ -296,16 +400,107 @@ class _FdWriter(ByteSendStream):
         self._fd = _Fd(fd, poll_terminal=False)
         self._unsent = bytearray()
         self._lock = anyio.Lock(fast_acquire=True)
+        self._held: list[bytes] | None = None
+        self._holds = 0
+        self._broken: BaseException | None = None
+        self._flushing: asyncio.Task[None] | None = None
+
+    def hold(self) -> bool:
+        """Keep the messages sent until `release`, to write them with one
+        `write`: a push-mode reader holds while the answers of what it read
+        are produced (those that complete at once all go out together). False
+        (nothing held) where writes are not polled."""
+        if not self._fd.polled or self._fd.closed:
+            return False
+        if self._held is None:
+            self._held = []
+        self._holds += 1
+        return True
+
+    def release(self) -> None:
+        """Write what was held since `hold` (once every hold is released)."""
+        self._holds -= 1
+        if self._holds or self._held is None:
+            return
+        held, self._held = self._held, None
+        if not held or self._fd.closed:
+            return
+        if not self._fd.grown and sum(map(len, held)) > READ_CHUNK:
+            self._fd.grow()
+        if self._unsent or self._lock.locked():
+            # Earlier bytes are still waiting: these go after them.
+            self._unsent += b"".join(held)
+            self._flush_later()
+            return
+        try:
+            written = _write_parts(self._fd.fd, held)
+        except anyio.BrokenResourceError as exc:
+            # Whoever sends next learns it (the held senders have returned).
+            self._broken = exc
+            return
+        for part in held:
+            if written >= len(part):
+                written -= len(part)
+                continue
+            self._unsent += memoryview(part)[written:] if written else part
+            written = 0
+        if self._unsent:
+            self._flush_later()
+
+    def _flush_later(self) -> None:
+        if self._flushing is None and not self._lock.locked():
+            self._flushing = asyncio.get_running_loop().create_task(self._flush())
+
+    async def _flush(self) -> None:
+        try:
+            async with self._lock:
+                while self._unsent and not self._fd.closed:
+                    await anyio.wait_writable(self._fd.fd)
+                    del self._unsent[: self._write(self._unsent)]
+        except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError) as exc:
+            self._broken = exc
+        finally:
+            self._flushing = None
+
+    async def send_line(self, message: bytes) -> None:
+        """Send `message` and a newline (without joining them while held)."""
+        if self._holding():
+            assert self._held is not None
+            self._held += (message, b"\n")
+            return
+        await self.send(message + b"\n")
+
+    def _holding(self) -> bool:
+        """Whether a send now is held. Not while earlier bytes wait for the
+        pipe: then what is held goes first and the sender waits its turn,
+        so a peer that does not read still slows every sender down."""
+        held = self._held
+        if held is None or self._fd.closed or self._broken is not None:
+            return False
+        if not self._unsent and not self._lock.locked():
+            return True
+        if held:
+            self._unsent += b"".join(held)
+            held.clear()
+        return False
 
     async def send(self, item: bytes) -> None:
         if self._fd.closed:
             raise anyio.ClosedResourceError
+        if self._broken is not None:
+            raise anyio.BrokenResourceError from self._broken
+        if self._holding():
+            assert self._held is not None
+            self._held.append(item)
+            return
         if not self._fd.polled:
             async with self._lock:
                 # Not abandoned on cancellation: a message is written whole.
                 await anyio.to_thread.run_sync(self._write_all, item)
             return
         rest: bytes | memoryview = item
+        if len(item) > READ_CHUNK:
+            self._fd.grow()
         if not self._unsent and not self._lock.locked():
             # The common case: the pipe takes the whole message at once, with
             # no lock and no trip through the event loop.
@@ -336,7 +531,21 @@ class _FdWriter(ByteSendStream):
                 raise anyio.BrokenResourceError from exc
 
     async def aclose(self) -> None:
+        self._held = None
         await self._fd.aclose()
+
+
+def _write_parts(fd: int, parts: list[bytes]) -> int:
+    """Write as much of `parts` as the descriptor takes at once, in one call."""
+    try:
+        if len(parts) == 1:
+            return os.write(fd, parts[0])
+        # writev takes at most IOV_MAX (1024 on Linux) buffers.
+        return os.writev(fd, parts[:1024])
+    except BlockingIOError:
+        return 0
+    except (BrokenPipeError, ConnectionResetError) as exc:
+        raise anyio.BrokenResourceError from exc
 
 
 _serving = False

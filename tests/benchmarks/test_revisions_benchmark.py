@@ -10,13 +10,17 @@ installs the peers under `.cache/peers/` on first use.
 
 from __future__ import annotations
 
+import os
+import signal
+import sys
+from pathlib import Path
 from typing import Any
 
 import msgspec
 import pytest
 
 from benchmarks import revisions
-from benchmarks._common import Reply
+from benchmarks._common import Contender, Reply, ServerFailedError
 
 ENVELOPE_KEY = "io.modelcontextprotocol/protocolVersion"
 
@@ -91,3 +95,30 @@ def test_a_listing_is_checked() -> None:
     paged = {"tools": tools, "nextCursor": "x"}
     assert revisions.listing_problem(_reply(paged), 3)
     assert revisions.listing_problem(_reply({"tools": tools[1:]}), 2)
+
+
+HOLDER = """
+import subprocess, sys
+child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"])
+open(sys.argv[1], "w").write(str(child.pid))
+child.wait()
+"""
+"""A "server" that never answers, whose child keeps its stdout open: killing
+it does not end the stream."""
+
+
+def test_a_silent_server_fails_the_read_even_when_its_stdout_stays_open(
+    tmp_path: Path,
+) -> None:
+    pid_file = tmp_path / "child.pid"
+    argv = [sys.executable, "-c", HOLDER, str(pid_file)]
+    client = revisions.StdioClient(
+        Contender("silent", argv, dict(os.environ)), "2025-11-25", read_timeout=0.3
+    )
+    try:
+        with pytest.raises(ServerFailedError, match=r"silent for 0\.3 s"):
+            client.initialize()
+    finally:
+        client.kill()
+        if pid_file.exists():
+            os.kill(int(pid_file.read_text()), signal.SIGKILL)

@@ -111,3 +111,21 @@ async def test_progress_goes_to_the_peer_with_the_token() -> None:
 def test_current_request_outside_a_handler_raises() -> None:
     with pytest.raises(RuntimeError, match="not inside"):
         current_request()
+
+
+def test_the_progress_token_is_read_from_params_when_first_asked() -> None:
+    asked = context()
+    asked.token_from(b'{"_meta":{"progressToken":"t-1"},"x":[1]}')
+    assert asked.progress_token == "t-1"
+    for params in (None, b"{}", b'{"_meta":{"progressToken":1.5}}', b"[1"):
+        unread = context()
+        unread.token_from(params)
+        assert unread.progress_token is None
+
+
+def test_a_token_set_by_a_layer_that_read_the_params_wins() -> None:
+    told = context()
+    told.token_from(b'{"_meta":{"progressToken":"from-params"}}')
+    told.progress_token = 9
+    assert told.progress_token == 9
+    assert told.derive().progress_token == 9

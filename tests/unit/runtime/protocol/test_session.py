@@ -7,6 +7,7 @@ echo handlers of `session_programs/echo_session.py` (2025-06-18, 2025-11-25,
 
 from __future__ import annotations
 
+import contextvars
 import json
 import subprocess
 import sys
@@ -19,7 +20,7 @@ import pytest
 
 from mcp_specgen_runtime.codec.wire import convert, to_builtins
 from mcp_specgen_runtime.errors import ErrorCode, RpcError
-from mcp_specgen_runtime.jsonrpc.connection import Connection
+from mcp_specgen_runtime.jsonrpc.connection import Connection, current_request
 from mcp_specgen_runtime.protocol.session import (
     META_PROTOCOL_VERSION,
     META_SERVER_INFO,
@@ -28,6 +29,7 @@ from mcp_specgen_runtime.protocol.session import (
     ServerConnection,
     ServerSession,
     derive_capabilities,
+    probed_name,
     version_order,
 )
 from mcp_specgen_runtime.transports import memory_pair
@@ -627,3 +629,69 @@ async def test_a_modern_envelope_that_cannot_be_decoded_is_invalid_params() -> N
         (1, -32602),
         (2, -32602),
     ]
+
+
+# --- what the session reads once for the engine ---------------------------------
+
+
+@pytest.mark.anyio
+async def test_the_progress_token_comes_from_the_session_s_own_look_at_params() -> None:
+    """The session decodes `_meta` anyway and hands the engine the token, so
+    a key spelled with a JSON escape counts like any other (the engine's own
+    byte scan would miss it)."""
+    seen: list[Any] = []
+
+    class Tokens(v2025_11_25.ServerHandlers):
+        async def tools_list(self, params: Any) -> Any:
+            from mcp_specgen_runtime.jsonrpc import current_request
+
+            seen.append(current_request().progress_token)
+            return v2025_11_25.ListToolsResult(tools=[])
+
+    served = ServerSession([Tokens()], name=NAME, version=VERSION)
+    escaped = b'{"_meta":{"progress\\u0054oken":"tok"}}'
+    lines = [
+        b'{"jsonrpc":"2.0","id":1,"method":"tools/list","params":%s}' % escaped,
+        b'{"jsonrpc":"2.0","id":2,"method":"tools/list","params":{"_meta":{}}}',
+        b'{"jsonrpc":"2.0","id":3,"method":"tools/list",'
+        b'"params":{"_meta":{"progressToken":7}}}',
+    ]
+    await exchange(served, initialize_line("2025-11-25"), *lines)
+    assert seen == ["tok", None, 7]
+
+
+@pytest.mark.anyio
+async def test_a_handler_finds_the_name_the_session_read_in_its_params() -> None:
+    seen: list[Any] = []
+
+    class Names(v2025_11_25.ServerHandlers):
+        async def tools_list(self, params: Any) -> Any:
+            request = current_request()
+            assert isinstance(request.connection, Connection)
+            raw = request_params.get()
+            copy = bytes(bytearray(raw or b""))
+            seen.append((probed_name(raw), probed_name(copy)))
+            return v2025_11_25.ListToolsResult(tools=[])
+
+    served = ServerSession([Names()], name=NAME, version=VERSION)
+    handler = served.handler()
+    request_params: contextvars.ContextVar[bytes | None] = contextvars.ContextVar("p")
+
+    async def keep_params(method: str, params: bytes | None) -> bytes | None:
+        request_params.set(params)
+        return await handler(method, params)
+
+    client_end, server_end = memory_pair()
+    lines = [
+        initialize_line("2025-11-25"),
+        b'{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"name":"n"}}',
+        b'{"jsonrpc":"2.0","id":2,"method":"tools/list","params":{}}',
+    ]
+    with anyio.fail_after(LIMIT):
+        async with Connection(server_end, keep_params):
+            for line in lines:
+                await client_end.send(line)
+                await client_end.receive()
+            await client_end.aclose()
+    # Known for the very params served, not for equal bytes elsewhere.
+    assert seen == [((True, "n"), (False, None)), ((True, None), (False, None))]
