@@ -183,7 +183,19 @@ class HttpHeaders:
     @classmethod
     def from_asgi(cls, raw: Iterable[tuple[bytes, bytes]]) -> HttpHeaders:
         """The headers of an ASGI scope (`scope["headers"]`, latin-1 bytes)."""
-        return cls((n.decode("latin-1"), v.decode("latin-1")) for n, v in raw)
+        # `__init__`'s work in one plain loop: this runs for every request.
+        headers = cls.__new__(cls)
+        fields: dict[str, list[str]] = {}
+        for name, value in raw:
+            key = name.decode("latin-1").lower()
+            text = value.decode("latin-1").strip(" \t")
+            found = fields.get(key)
+            if found is None:
+                fields[key] = [text]
+            else:
+                found.append(text)
+        headers._fields = fields
+        return headers
 
     def get_all(self, name: str) -> list[str]:
         """Every line of the field, in order (empty when absent)."""
