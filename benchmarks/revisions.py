@@ -152,7 +152,8 @@ class Sizes:
 
 
 NORMAL = Sizes(5, 300, 2_000, 4_000, (1_000, 300, 60))
-QUICK = Sizes(2, 100, 300, 600, (200, 60, 12), cap_s=1.5)
+QUICK = Sizes(1, 100, 300, 600, (100, 30, 6), cap_s=1.5)
+"""A smoke run (CI): one round, every table; figures not to quote."""
 TINY = Sizes(1, 4, 10, 20, (3, 2, 1), cap_s=30)
 """For the smoke test: every code path, no meaningful figure."""
 
