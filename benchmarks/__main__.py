@@ -5,6 +5,9 @@ tables and writes every figure to a JSON file (default
 `.cache/benchmarks/results.json`, ignored by git). `--quick` uses tiny repeat
 counts: one datamodel-codegen flag set generated once, 3 import rounds, one
 generation run.
+
+`python -m benchmarks report RESULTS.json [--out FILE]` renders the README's
+Performance tables (markdown) from such a file (`report.py`).
 """
 
 from __future__ import annotations
@@ -88,8 +91,14 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
 
 
 def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
-    """Run, print, write the JSON file; return what was written."""
-    args = parse_args(argv)
+    """Run, print, write the JSON file; return what was written (`report`:
+    render a results file instead, returning {"markdown": text})."""
+    given = list(sys.argv[1:] if argv is None else argv)
+    if given[:1] == ["report"]:
+        from . import report
+
+        return {"markdown": report.main(given[1:])}
+    args = parse_args(given)
     path = args.json.resolve()  # a relative PATH is taken from the current folder
     runners = _runners()
     selected = list(runners) if args.which == "all" else [args.which]

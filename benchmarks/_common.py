@@ -4,6 +4,7 @@ shared by the benchmarks."""
 from __future__ import annotations
 
 import os
+import signal
 import socket
 import statistics
 import sys
@@ -11,9 +12,12 @@ import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 import msgspec
+
+if TYPE_CHECKING:
+    import subprocess
 
 REPO = Path(__file__).resolve().parents[1]
 """The repository root; every benchmark runs with it as the working folder."""
@@ -321,6 +325,18 @@ def announce_when_listening(
             time.sleep(0.01)
 
 
+def kill_session(proc: subprocess.Popen[bytes]) -> None:
+    """SIGKILL `proc` and every process of its session (it was started with
+    `start_new_session=True`), so that no child it spawned can keep a pipe or
+    socket open and a read waiting after it is gone."""
+    if proc.returncode is not None:
+        return
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        proc.kill()
+
+
 def peer_env() -> dict[str, str]:
     """Our environment without what would steer another venv's python."""
     env = dict(os.environ)
@@ -385,14 +401,14 @@ def call_body(request_id: int) -> bytes:
     return b"%s%d,%s" % (_CALL_PREFIX, request_id, _CALL_SUFFIX)
 
 
-def initialize_body(client_name: str) -> bytes:
-    """The `initialize` request (id 0, `PROTOCOL_VERSION`), encoded."""
+def initialize_body(client_name: str, version: str = PROTOCOL_VERSION) -> bytes:
+    """The `initialize` request (id 0, at `version`), encoded."""
     message = {
         "jsonrpc": "2.0",
         "id": 0,
         "method": "initialize",
         "params": {
-            "protocolVersion": PROTOCOL_VERSION,
+            "protocolVersion": version,
             "capabilities": {},
             "clientInfo": {"name": client_name, "version": "0"},
         },
@@ -400,13 +416,13 @@ def initialize_body(client_name: str) -> bytes:
     return msgspec.json.encode(message)
 
 
-def initialize_problem(reply: Reply) -> str | None:
-    """What is wrong with this answer to `initialize_body`, if anything."""
+def initialize_problem(reply: Reply, version: str = PROTOCOL_VERSION) -> str | None:
+    """What is wrong with this answer to `initialize_body` at `version`."""
     if reply.id != 0 or not reply.result:
         return f"bad initialize answer: {reply!r}"
-    version = _initialize_decoder.decode(reply.result).protocol_version
-    if version != PROTOCOL_VERSION:
-        return f"initialize settled on {version!r}"
+    settled = _initialize_decoder.decode(reply.result).protocol_version
+    if settled != version:
+        return f"initialize settled on {settled!r}"
     return None
 
 

@@ -101,6 +101,7 @@ from ._common import (
     figures_tail,
     initialize_body,
     initialize_problem,
+    kill_session,
     number,
     peak_rss_mib,
     peer_env,
@@ -117,7 +118,7 @@ from .peers import node_executable
 from .scaffold_server import echo_problem, env as scaffold_env, http_argv, prepare
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Callable, Sequence
     from pathlib import Path
 
     from ._common import Echo
@@ -405,11 +406,15 @@ class HttpClient:
             raise self._fail(why) from None
 
     # the calls
+    def request_body(self, request_id: int) -> bytes:
+        """The body of the call with this id (the legacy echo call)."""
+        return call_body(request_id)
+
     def load(self, n: int) -> None:
         """Encode the next `n` calls, to be sent by `send_next`."""
         self._ids = list(range(self._next_id, self._next_id + n))
         self._next_id += n
-        self._queue = [self._post(call_body(i)) for i in self._ids]
+        self._queue = [self._post(self.request_body(i)) for i in self._ids]
         self.sent = 0
 
     def send_next(self) -> None:
@@ -514,6 +519,7 @@ class Server:
             stderr=self._stderr,
             env=contender.env,
             cwd=REPO,
+            start_new_session=True,  # killed with whatever it spawns
         )
         try:
             if contender.name in SILENT:
@@ -568,7 +574,7 @@ class Server:
         try:
             self.proc.wait(timeout=EXIT_TIMEOUT)
         except subprocess.TimeoutExpired:
-            self.proc.kill()
+            kill_session(self.proc)
             self.proc.wait()
         assert self.proc.stdout is not None
         self.proc.stdout.close()
@@ -579,15 +585,20 @@ class Server:
 
 
 def measure(
-    contender: Contender, sizes: Sizes, read_timeout: float = READ_TIMEOUT
+    contender: Contender,
+    sizes: Sizes,
+    read_timeout: float = READ_TIMEOUT,
+    client_of: Callable[[int, float], HttpClient] = HttpClient,
 ) -> dict[str, float]:
-    """Spawn the server, run both modes, return its figures (see `METRICS`)."""
+    """Spawn the server, run both modes with clients `client_of(port,
+    read_timeout)` (each makes its own handshake), return its figures (see
+    `METRICS`)."""
     tick_us = 1e6 / os.sysconf("SC_CLK_TCK")
     server = Server(contender)
     clients: list[HttpClient] = []
     try:
         for _ in range(CONCURRENCY):
-            clients.append(HttpClient(server.port, read_timeout))
+            clients.append(client_of(server.port, read_timeout))
             clients[-1].handshake()
         drive(clients[:1], [sizes.warmup // 2], sizes.cap_s / 3)
         drive(clients, shares(sizes.warmup - sizes.warmup // 2), sizes.cap_s / 3)

@@ -48,19 +48,14 @@ import msgspec
 
 from . import http, stdio
 from ._common import (
-    INITIALIZED,
     MESSAGE,
     REPO,
     Contender,
     Reply,
-    ServerFailedError,
     compare,
     comparison_rows,
-    cpu_ticks,
     figures_tail,
-    peak_rss_mib,
     peer_env,
-    percentile,
     project_python,
     ratio_checks,
     run_round_trips,
@@ -118,6 +113,15 @@ STDIO_METRICS = {
     **{f"lists_per_s_{n}": f"tools/list, {n:,} tools, lists/s" for n in TOOL_COUNTS},
     "peak_rss_mib": "peak RSS MiB (1 tool)",
 }
+STDIO_CALL_METRICS = (
+    "sequential_calls_per_s",
+    "p50_us",
+    "pipelined_calls_per_s",
+    "cpu_us_per_call_sequential",
+    "cpu_us_per_call_pipelined",
+    "peak_rss_mib",
+)
+"""The figures of `stdio.timed_modes` this benchmark reports."""
 STDIO_THROUGHPUT = (
     "sequential_calls_per_s",
     "pipelined_calls_per_s",
@@ -152,7 +156,8 @@ class Sizes:
 
 
 NORMAL = Sizes(5, 300, 2_000, 4_000, (1_000, 300, 60))
-QUICK = Sizes(2, 100, 300, 600, (200, 60, 12), cap_s=1.5)
+QUICK = Sizes(1, 100, 300, 600, (100, 30, 6), cap_s=1.5)
+"""A smoke run (CI): one round, every table; figures not to quote."""
 TINY = Sizes(1, 4, 10, 20, (3, 2, 1), cap_s=30)
 """For the smoke test: every code path, no meaningful figure."""
 
@@ -191,19 +196,6 @@ def call_body(request_id: int, revision: str, tool: str = TOOL) -> bytes:
     )
 
 
-def initialize_body(revision: str) -> bytes:
-    """The legacy handshake's `initialize` request (id 0)."""
-    client = {"name": "mcp-codegen-revisions-benchmark", "version": "0"}
-    return request_body(
-        0,
-        revision,
-        "initialize",
-        protocolVersion=revision,
-        capabilities={},
-        clientInfo=client,
-    )
-
-
 class _Named(msgspec.Struct):
     name: str
 
@@ -211,10 +203,6 @@ class _Named(msgspec.Struct):
 class _Listing(msgspec.Struct, rename="camel"):
     tools: list[_Named]
     next_cursor: str | None = None
-
-
-class _Initialized(msgspec.Struct, rename="camel"):
-    protocol_version: str
 
 
 def listing_problem(reply: Reply, count: int) -> str | None:
@@ -259,24 +247,12 @@ class StdioClient(stdio.RawClient):
 
     def initialize(self) -> None:
         """The legacy handshake at the client's revision (none in 2026)."""
-        if self.revision == MODERN:
-            return
-        os.write(self._in, initialize_body(self.revision) + b"\n")
-        replies = self._replies()
-        while not replies:
-            replies = self._replies()
-        reply = replies[0]
-        if len(replies) > 1 or reply.id != 0 or not reply.result:
-            raise self._fail(f"bad initialize answer: {replies!r}")
-        settled = msgspec.json.decode(reply.result, type=_Initialized)
-        if settled.protocol_version != self.revision:
-            raise self._fail(f"initialize settled on {settled.protocol_version!r}")
-        os.write(self._in, INITIALIZED + b"\n")
+        if self.revision != MODERN:
+            super().initialize()
 
-    def _requests(self, n: int) -> tuple[list[int], list[bytes]]:
-        ids = list(range(self._next_id, self._next_id + n))
-        self._next_id += n
-        return ids, [call_body(i, self.revision) + b"\n" for i in ids]
+    def request_line(self, request_id: int) -> bytes:
+        """The `tools/call` of `TOOL` at the client's revision."""
+        return call_body(request_id, self.revision) + b"\n"
 
     def lists(self, n: int, count: int) -> list[int]:
         """`n` `tools/list` calls one at a time; each latency (ns)."""
@@ -314,7 +290,8 @@ def measure_stdio(
         try:
             client.initialize()
             if count == 1:
-                figures.update(_calls(client, sizes))
+                calls = stdio.timed_modes(client, sizes)
+                figures.update({key: calls[key] for key in STDIO_CALL_METRICS})
             client.lists(max(1, lists // 10), count)
             latencies = client.lists(lists, count)
         except BaseException:
@@ -323,25 +300,6 @@ def measure_stdio(
         client.close()
         figures[f"lists_per_s_{count}"] = len(latencies) / (sum(latencies) / 1e9)
     return figures
-
-
-def _calls(client: StdioClient, sizes: Sizes) -> dict[str, float]:
-    tick_us = 1e6 / os.sysconf("SC_CLK_TCK")
-    client.sequential(sizes.warmup // 2)
-    client.pipelined(sizes.warmup - sizes.warmup // 2)
-    ticks = client.cpu_ticks()
-    latencies = sorted(client.sequential(sizes.sequential))
-    seq_ticks = client.cpu_ticks() - ticks
-    pipe_s = client.pipelined(sizes.pipelined)
-    pipe_ticks = client.cpu_ticks() - ticks - seq_ticks
-    return {
-        "sequential_calls_per_s": sizes.sequential / (sum(latencies) / 1e9),
-        "p50_us": percentile(latencies, 0.50) / 1000,
-        "pipelined_calls_per_s": sizes.pipelined / pipe_s,
-        "cpu_us_per_call_sequential": seq_ticks * tick_us / sizes.sequential,
-        "cpu_us_per_call_pipelined": pipe_ticks * tick_us / sizes.pipelined,
-        "peak_rss_mib": client.peak_rss_mib(),
-    }
 
 
 def stdio_contenders(
@@ -385,8 +343,8 @@ class ModernHttpClient(http.HttpClient):
     """The HTTP benchmark's raw client speaking 2026-07-28: no session; the
     envelope in every body, the 2026 headers on every POST."""
 
-    def __init__(self, port: int, tool: str) -> None:
-        super().__init__(port)
+    def __init__(self, port: int, tool: str, timeout: float = http.READ_TIMEOUT):
+        super().__init__(port, timeout)
         self.tool = tool
 
     def handshake(self) -> None:
@@ -396,12 +354,9 @@ class ModernHttpClient(http.HttpClient):
         )
         self._head += b"Mcp-Name: %s\r\n" % self.tool.encode()
 
-    def load(self, n: int) -> None:
-        """Encode the next `n` calls."""
-        self._ids = list(range(self._next_id, self._next_id + n))
-        self._next_id += n
-        self._queue = [self._post(call_body(i, MODERN, self.tool)) for i in self._ids]
-        self.sent = 0
+    def request_body(self, request_id: int) -> bytes:
+        """The 2026 `tools/call` of the client's tool."""
+        return call_body(request_id, MODERN, self.tool)
 
 
 def _tool_of(contender: Contender) -> str:
@@ -409,45 +364,19 @@ def _tool_of(contender: Contender) -> str:
 
 
 def measure_http(contender: Contender, sizes: Sizes) -> dict[str, float]:
-    """One round of `contender` over Streamable HTTP at 2026-07-28."""
-    tick_us = 1e6 / os.sysconf("SC_CLK_TCK")
-    server = http.Server(contender)
+    """One round of `contender` over Streamable HTTP at 2026-07-28: the HTTP
+    benchmark's `measure` with 2026 clients, `sizes.pipelined` calls over
+    the clients."""
     tool = _tool_of(contender)
-    clients: list[http.HttpClient] = []
-    try:
-        for _ in range(HTTP_CLIENTS):
-            clients.append(ModernHttpClient(server.port, tool))
-            clients[-1].handshake()
-        http.drive(clients[:1], [sizes.warmup // 2], sizes.cap_s / 3)
-        warm = http.shares(sizes.warmup - sizes.warmup // 2, HTTP_CLIENTS)
-        http.drive(clients, warm, sizes.cap_s / 3)
-        pid = server.proc.pid
-        ticks = cpu_ticks(pid)
-        _, latencies = http.drive(clients[:1], [sizes.sequential], sizes.cap_s)
-        seq_ticks = cpu_ticks(pid) - ticks
-        shares = http.shares(sizes.pipelined, HTTP_CLIENTS)
-        conc_s, made = http.drive(clients, shares, sizes.cap_s)
-        conc_ticks = cpu_ticks(pid) - ticks - seq_ticks
-        peak = peak_rss_mib(pid)
-        if peak is None:
-            raise ServerFailedError("no VmHWM in /proc/<pid>/status")
-    except ServerFailedError as exc:
-        raise server.failure(str(exc)) from None
-    except OSError as exc:
-        raise server.failure(f"connection failed: {exc!r}") from None
-    finally:
-        for client in clients:
-            client.close()
-        server.close()
-    latencies.sort()
-    return {
-        "sequential_req_per_s": len(latencies) / (sum(latencies) / 1e9),
-        "p50_us": percentile(latencies, 0.50) / 1000,
-        "concurrent_req_per_s": len(made) / conc_s,
-        "cpu_us_per_req_sequential": seq_ticks * tick_us / len(latencies),
-        "cpu_us_per_req_concurrent": conc_ticks * tick_us / len(made),
-        "peak_rss_mib": peak,
-    }
+    shape = http.Sizes(
+        sizes.rounds, sizes.warmup, sizes.sequential, sizes.pipelined, sizes.cap_s
+    )
+    figures = http.measure(
+        contender,
+        shape,
+        client_of=lambda port, timeout: ModernHttpClient(port, tool, timeout),
+    )
+    return {key: figures[key] for key in HTTP_METRICS}
 
 
 def http_contenders(peer_python: Path, _node_project: Path) -> list[Contender]:

@@ -70,7 +70,7 @@ import tempfile
 import threading
 import time
 from dataclasses import dataclass
-from typing import IO, TYPE_CHECKING, Any
+from typing import IO, TYPE_CHECKING, Any, Protocol
 
 from ._common import (
     INITIALIZED,
@@ -87,6 +87,7 @@ from ._common import (
     figures_tail,
     initialize_body,
     initialize_problem,
+    kill_session,
     peak_rss_mib,
     peer_env,
     percentile,
@@ -205,6 +206,7 @@ class RawClient:
             env=contender.env,
             cwd=REPO,
             bufsize=0,
+            start_new_session=True,  # killed with whatever it spawns
         )
         assert self.proc.stdin is not None and self.proc.stdout is not None
         self._in = self.proc.stdin.fileno()
@@ -228,7 +230,7 @@ class RawClient:
         try:
             code = self.proc.wait(timeout=EXIT_TIMEOUT)
         except subprocess.TimeoutExpired:
-            self.proc.kill()
+            kill_session(self.proc)
             self.proc.wait()
             code = None
         self.proc.stdout.close()
@@ -244,13 +246,12 @@ class RawClient:
                 seen, since = self._reads, time.monotonic()
             elif time.monotonic() - since > timeout and self.proc.poll() is None:
                 self._stalled = True
-                self.proc.kill()
+                kill_session(self.proc)
                 return
 
     def kill(self) -> None:
         """Stop the server at once (after a failure)."""
-        if self.proc.poll() is None:
-            self.proc.kill()
+        kill_session(self.proc)
         self.close()
 
     def _fail(self, why: str) -> ServerFailedError:
@@ -291,23 +292,32 @@ class RawClient:
             raise self._fail(problem)
 
     # the session
+    revision = PROTOCOL_VERSION
+    """The revision the handshake asks for (a subclass may speak another)."""
+
     def initialize(self) -> None:
-        """The handshake: initialize (checked) and notifications/initialized."""
-        os.write(self._in, initialize_body("mcp-codegen-stdio-benchmark") + b"\n")
+        """The handshake at `revision`: initialize (checked) and
+        notifications/initialized."""
+        body = initialize_body("mcp-codegen-stdio-benchmark", self.revision)
+        os.write(self._in, body + b"\n")
         replies: list[Reply] = []
         while not replies:
             replies = self._replies()
-        problem = initialize_problem(replies[0])
+        problem = initialize_problem(replies[0], self.revision)
         if len(replies) > 1:
             problem = f"bad initialize answer: {replies!r}"
         if problem:
             raise self._fail(problem)
         os.write(self._in, INITIALIZED + b"\n")
 
+    def request_line(self, request_id: int) -> bytes:
+        """The request line of the call with this id (the echo call)."""
+        return call_request(request_id)
+
     def _requests(self, n: int) -> tuple[list[int], list[bytes]]:
         ids = list(range(self._next_id, self._next_id + n))
         self._next_id += n
-        return ids, [call_request(i) for i in ids]
+        return ids, [self.request_line(i) for i in ids]
 
     def sequential(self, n: int) -> list[int]:
         """`n` calls one at a time; the latency of each, in nanoseconds."""
@@ -368,28 +378,29 @@ class RawClient:
 # --- one session ------------------------------------------------------------------
 
 
-def measure(
-    contender: Contender, sizes: Sizes, read_timeout: float = READ_TIMEOUT
-) -> dict[str, float]:
-    """Spawn the server, run one session, return its figures (see
-    `ROUND_METRICS`)."""
-    tick_us = 1e6 / os.sysconf("SC_CLK_TCK")
-    client = RawClient(contender, read_timeout)
-    try:
-        client.initialize()
-        client.sequential(sizes.warmup // 2)
-        client.pipelined(sizes.warmup - sizes.warmup // 2)
+class CallSizes(Protocol):
+    """What `timed_modes` reads of a benchmark's sizes."""
 
-        ticks = client.cpu_ticks()
-        latencies = sorted(client.sequential(sizes.sequential))
-        seq_ticks = client.cpu_ticks() - ticks
-        pipe_s = client.pipelined(sizes.pipelined)
-        pipe_ticks = client.cpu_ticks() - ticks - seq_ticks
-        peak = client.peak_rss_mib()
-    except BaseException:
-        client.kill()
-        raise
-    client.close()
+    @property
+    def warmup(self) -> int: ...
+    @property
+    def sequential(self) -> int: ...
+    @property
+    def pipelined(self) -> int: ...
+
+
+def timed_modes(client: RawClient, sizes: CallSizes) -> dict[str, float]:
+    """A warm-up, then both timed modes on a client past its handshake; the
+    figures of `ROUND_METRICS`."""
+    tick_us = 1e6 / os.sysconf("SC_CLK_TCK")
+    client.sequential(sizes.warmup // 2)
+    client.pipelined(sizes.warmup - sizes.warmup // 2)
+
+    ticks = client.cpu_ticks()
+    latencies = sorted(client.sequential(sizes.sequential))
+    seq_ticks = client.cpu_ticks() - ticks
+    pipe_s = client.pipelined(sizes.pipelined)
+    pipe_ticks = client.cpu_ticks() - ticks - seq_ticks
     return {
         "sequential_calls_per_s": sizes.sequential / (sum(latencies) / 1e9),
         "p50_us": percentile(latencies, 0.50) / 1000,
@@ -397,8 +408,24 @@ def measure(
         "pipelined_calls_per_s": sizes.pipelined / pipe_s,
         "cpu_us_per_call_sequential": seq_ticks * tick_us / sizes.sequential,
         "cpu_us_per_call_pipelined": pipe_ticks * tick_us / sizes.pipelined,
-        "peak_rss_mib": peak,
+        "peak_rss_mib": client.peak_rss_mib(),
     }
+
+
+def measure(
+    contender: Contender, sizes: Sizes, read_timeout: float = READ_TIMEOUT
+) -> dict[str, float]:
+    """Spawn the server, run one session, return its figures (see
+    `ROUND_METRICS`)."""
+    client = RawClient(contender, read_timeout)
+    try:
+        client.initialize()
+        figures = timed_modes(client, sizes)
+    except BaseException:
+        client.kill()
+        raise
+    client.close()
+    return figures
 
 
 def cold_start(contender: Contender, read_timeout: float = READ_TIMEOUT) -> float:

@@ -38,6 +38,7 @@ checked against the input (`roundtrip`).
 from __future__ import annotations
 
 import json
+import select
 import statistics
 import subprocess
 import tempfile
@@ -64,6 +65,10 @@ if TYPE_CHECKING:
 
 VERSION = "2025-11-25"
 """The protocol revision of every case (ours: `mcp_specgen_types.v2025_11_25`)."""
+
+ANSWER_TIMEOUT_S = 120.0
+"""Seconds the mcp-types helper process may take to answer one line (its
+set-up, or one timing), after which it is deemed stuck and killed."""
 
 TARGET_VS_MCP_TYPES = 10.0
 """Ours should be at least this many times as fast as mcp-types (SDK path)."""
@@ -465,6 +470,15 @@ class PeerProcess:
         try:
             stdin.write(json.dumps(request) + "\n")
             stdin.flush()
+            # One line answers each request, so nothing is left in stdout's
+            # buffer between two: select on the pipe sees the next answer.
+            ready, _, _ = select.select([stdout], [], [], ANSWER_TIMEOUT_S)
+            if not ready:
+                self._proc.kill()
+                raise RuntimeError(
+                    "the mcp-types helper process gave no answer within "
+                    f"{ANSWER_TIMEOUT_S:g} s (killed)"
+                )
             answer = stdout.readline()
         except BrokenPipeError:
             answer = ""

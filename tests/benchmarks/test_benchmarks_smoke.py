@@ -161,3 +161,24 @@ def test_instances_figures_cover_every_setup_and_era(
     assert (
         "Redis, forwarded from another instance (legacy)" in figures["redis_added_us"]
     )
+
+
+def test_one_quick_run_renders_every_readme_table(
+    quick_run: tuple[dict[str, Any], Path],
+) -> None:
+    from benchmarks import report
+
+    text = report.main([str(quick_run[1])])
+    headings = [line for line in text.splitlines() if line.startswith("### ")]
+    assert headings == [
+        "### Targets",
+        "### Wire types (`python -m benchmarks types`)",
+        "### Import and start-up",
+        "### stdio server (`python -m benchmarks stdio`)",
+        "### Streamable HTTP server (`python -m benchmarks http`)",
+        "### Scaling (`python -m benchmarks scaling`)",
+        "### Revisions and the 2026 era (`python -m benchmarks revisions`)",
+    ]
+    for table in ("2025-06-18", "2025-11-25", "2026-07-28 stdio", "2026-07-28 http"):
+        assert f"| revisions {table} |" in text
+    assert "--quick: smoke sizes" in text

@@ -20,7 +20,7 @@ import msgspec
 import pytest
 
 from benchmarks import revisions
-from benchmarks._common import Contender, Reply, ServerFailedError
+from benchmarks._common import Contender, Reply, ServerFailedError, initialize_body
 
 ENVELOPE_KEY = "io.modelcontextprotocol/protocolVersion"
 
@@ -78,7 +78,7 @@ def test_only_2026_requests_carry_the_envelope() -> None:
     assert "_meta" not in legacy["params"]
     assert modern["params"]["_meta"][ENVELOPE_KEY] == "2026-07-28"
     assert modern["params"]["name"] == legacy["params"]["name"] == revisions.TOOL
-    handshake = msgspec.json.decode(revisions.initialize_body("2025-06-18"))
+    handshake = msgspec.json.decode(initialize_body("bench", "2025-06-18"))
     assert handshake["params"]["protocolVersion"] == "2025-06-18"
 
 

@@ -117,6 +117,23 @@ def test_a_silent_server_is_killed() -> None:
         stdio.measure(mute, SIZES, read_timeout=1.0)
 
 
+# Starts a child that inherits stdout, then goes silent: killing the server
+# alone would leave the pipe open and the client's read waiting forever.
+SILENT_WITH_A_CHILD = """
+import subprocess, sys, time
+subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"])
+time.sleep(600)
+"""
+
+
+def test_a_silent_server_is_killed_with_its_children() -> None:
+    wedged = stdio.Contender(
+        "wedged", [sys.executable, "-c", SILENT_WITH_A_CHILD], dict(os.environ)
+    )
+    with pytest.raises(stdio.ServerFailedError, match="wedged: silent for 1 s"):
+        stdio.measure(wedged, SIZES, read_timeout=1.0)
+
+
 def _reply(result: dict[str, Any]) -> Reply:
     return Reply(id=1, result=msgspec.Raw(msgspec.json.encode(result)))
 

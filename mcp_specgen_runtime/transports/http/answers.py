@@ -74,9 +74,7 @@ async def answer_post(
         return
     # Most answers are one JSON message ready within milliseconds: watching
     # for a disconnect costs a task per POST, so only start once it lingers.
-    first: bytes | Unread | None = UNREAD
-    with anyio.move_on_after(QUICK_ANSWER_S):
-        first = await next_message(stream)
+    first = await next_message_within(stream, QUICK_ANSWER_S)
     if first is None or (isinstance(first, bytes) and stream.completed_by(first)):
         await write_answer(stream, send, extra, error_status, first)
         return
@@ -258,6 +256,18 @@ async def next_message(stream: ResponseStream) -> bytes | None:
     """The stream's next message, or None once it is closed."""
     try:
         return await stream.messages.receive()
+    except (anyio.EndOfStream, anyio.ClosedResourceError):
+        return None
+
+
+async def next_message_within(
+    stream: ResponseStream, seconds: float
+) -> bytes | Unread | None:
+    """`next_message`, or `UNREAD` when none came within `seconds`."""
+    try:
+        return await stream.messages.receive_within(seconds)
+    except TimeoutError:
+        return UNREAD
     except (anyio.EndOfStream, anyio.ClosedResourceError):
         return None
 

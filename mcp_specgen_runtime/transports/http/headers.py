@@ -183,7 +183,19 @@ class HttpHeaders:
     @classmethod
     def from_asgi(cls, raw: Iterable[tuple[bytes, bytes]]) -> HttpHeaders:
         """The headers of an ASGI scope (`scope["headers"]`, latin-1 bytes)."""
-        return cls((n.decode("latin-1"), v.decode("latin-1")) for n, v in raw)
+        # `__init__`'s work in one plain loop: this runs for every request.
+        headers = cls.__new__(cls)
+        fields: dict[str, list[str]] = {}
+        for name, value in raw:
+            key = name.decode("latin-1").lower()
+            text = value.decode("latin-1").strip(" \t")
+            found = fields.get(key)
+            if found is None:
+                fields[key] = [text]
+            else:
+                found.append(text)
+        headers._fields = fields
+        return headers
 
     def get_all(self, name: str) -> list[str]:
         """Every line of the field, in order (empty when absent)."""
@@ -601,17 +613,37 @@ def client_param_headers(
     return headers
 
 
+_SCANNED: dict[int, tuple[Mapping[str, Any], tuple[list[ParamHeader], str | None]]] = {}
+_SCANNED_MAX = 1024
+
+
+def _scanned(input_schema: Mapping[str, Any]) -> tuple[list[ParamHeader], str | None]:
+    """`_scan` of a schema object, remembered: a server checks the same
+    tools' schemas at every call."""
+    key = id(input_schema)
+    found = _SCANNED.get(key)
+    if found is not None and found[0] is input_schema:  # the same object
+        return found[1]
+    result = _scan(input_schema)
+    if len(_SCANNED) >= _SCANNED_MAX:
+        _SCANNED.clear()
+    _SCANNED[key] = (input_schema, result)  # held, so its id is not reused
+    return result
+
+
 def check_param_headers(
     input_schema: Mapping[str, Any] | None,
     arguments: Mapping[str, Any] | None,
     headers: HeadersLike,
 ) -> HttpError | None:
     """Whether a `tools/call` request's `Mcp-Param-` headers match its
-    arguments; None, or a 400 `HeaderMismatch` error."""
+    arguments; None, or a 400 `HeaderMismatch` error. A schema object is
+    read once (its annotations remembered): give a new object to change a
+    tool's schema, rather than changing it in place."""
     if input_schema is None:
         return None
-    found, problem = _scan(input_schema)
-    if problem is not None:
+    found, problem = _scanned(input_schema)
+    if problem is not None or not found:
         return None
     fields = as_headers(headers)
     for param in found:

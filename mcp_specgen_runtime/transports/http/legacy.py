@@ -55,7 +55,7 @@ from .answers import (
     Refused,
     Unread,
     answer_post,
-    next_message,
+    next_message_within,
     read_first,
     refuse,
     stream_events,
@@ -234,10 +234,9 @@ class LegacySessions(ClusterMember):
         if store is None:
             await answer_post(stream, receive, send, extra, on_disconnect=stream.close)
             return False
-        first: bytes | Unread | None = UNREAD
         prime = state.handler.protocol_version in PRIMING_VERSIONS
-        with anyio.move_on_after(PRIME_AFTER_S if prime else QUICK_ANSWER_S):
-            first = await next_message(stream)
+        wait_s = PRIME_AFTER_S if prime else QUICK_ANSWER_S
+        first = await next_message_within(stream, wait_s)
         if isinstance(first, Unread) and not prime:
             # No priming event to give: nothing is resumable before the
             # first message, which may still be the whole (JSON) answer.

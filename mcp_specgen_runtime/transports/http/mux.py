@@ -24,8 +24,8 @@ over many HTTP requests, so it runs on one `Connection` whose transport is a
   cancels it (`notifications/cancelled`: the task ended, expired, or gave up
   waiting), the client never hearing of one it was never sent.
 
-Streams are unbounded memory channels, so the engine never waits on a slow
-HTTP client; a POST whose client went away stops being a destination.
+Streams are unbounded in-process channels (`channel.py`), so the engine never
+waits on a slow HTTP client; a POST whose client went away stops being a destination.
 
 A request stays in flight until its response is sent, or its cancellation
 received, whether its POST is still there or not: the client going away is
@@ -36,7 +36,6 @@ not cancellation, so a new request reusing the id before then is refused
 from __future__ import annotations
 
 import logging
-import math
 from typing import TYPE_CHECKING
 
 import anyio
@@ -47,11 +46,10 @@ from mcp_specgen_runtime.jsonrpc.envelope import error_reply
 from mcp_specgen_runtime.protocol.tasks.meta import META_RELATED_TASK
 
 from ...errors import RpcError
+from .channel import Channel
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
-
-    from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
     from mcp_specgen_runtime.jsonrpc.connection import RequestId
 
@@ -160,14 +158,13 @@ class ResponseStream:
         self.stored = False
         """Whether a task of its own stores it to its end (and forgets it
         then), whatever becomes of the response that started it."""
-        sender, receiver = anyio.create_memory_object_stream[bytes](math.inf)
-        self._sender: MemoryObjectSendStream[bytes] = sender
-        self.messages: MemoryObjectReceiveStream[bytes] = receiver
+        self.messages: Channel[bytes] = Channel()
+        """Read with `receive` (the app), written by `put`."""
 
     def put(self, message: bytes) -> None:
         """Queue a message; ignored once the stream is closed."""
         try:
-            self._sender.send_nowait(message)
+            self.messages.send_nowait(message)
         except (anyio.ClosedResourceError, anyio.BrokenResourceError):
             logger.debug("a message for a closed response stream was dropped")
 
@@ -182,11 +179,11 @@ class ResponseStream:
 
     def close(self) -> None:
         """No more messages will be put (those queued can still be read)."""
-        self._sender.close()
+        self.messages.close_sending()
 
     def end(self) -> None:
         """The HTTP response is over: close both ends, dropping what is left."""
-        self._sender.close()
+        self.messages.close_sending()
         self.messages.close()
 
     @property
@@ -210,9 +207,7 @@ class SessionMux:
     """The transport of one legacy HTTP session's `Connection`."""
 
     def __init__(self) -> None:
-        sender, receiver = anyio.create_memory_object_stream[bytes](math.inf)
-        self._incoming_send: MemoryObjectSendStream[bytes] = sender
-        self._incoming: MemoryObjectReceiveStream[bytes] = receiver
+        self._incoming: Channel[bytes] = Channel()
         self._by_request: dict[RequestId, ResponseStream] = {}
         self._serving: set[RequestId] = set()
         self.standalone: ResponseStream | None = None
@@ -232,7 +227,7 @@ class SessionMux:
         Raises:
             anyio.ClosedResourceError: the session is closed.
         """
-        self._incoming_send.send_nowait(body)
+        self._incoming.send_nowait(body)
         if self._asked:
             for answered in _response_ids(body):
                 self._asked.pop(answered, None)
@@ -409,7 +404,7 @@ class SessionMux:
     async def aclose(self) -> None:
         """End the session: the engine sees end of stream, streams close."""
         self.closed = True
-        self._incoming_send.close()
+        self._incoming.close_sending()
         self._incoming.close()
         for stream in {*self._by_request.values()}:
             stream.close()

@@ -51,7 +51,7 @@ import ipaddress
 from dataclasses import dataclass
 from typing import Final
 
-from .headers import HeadersLike, HttpError, as_headers, media_type
+from .headers import HeadersLike, HttpError, HttpHeaders, as_headers, media_type
 
 __all__ = [
     "DEFAULT_BODY_TIMEOUT_S",
@@ -304,16 +304,45 @@ def check_request(
 ) -> HttpError | None:
     """Every guard for a request to the MCP endpoint, the first failure won."""
     fields = as_headers(headers)
+    verb = method.upper()
+    # A client sends the same Host, Origin, Content-Type and Accept with
+    # every request: their verdict is computed once per distinct set.
+    error = _guards(
+        verb,
+        tuple(fields.get_all("host")),
+        tuple(fields.get_all("origin")),
+        tuple(fields.get_all("content-type")) if verb == "POST" else (),
+        tuple(fields.get_all("accept")),
+        policy,
+    )
+    if error is not None or verb != "POST":
+        return error
+    return check_content_length(fields, policy)
+
+
+@functools.lru_cache(maxsize=256)
+def _guards(
+    verb: str,
+    host: tuple[str, ...],
+    origin: tuple[str, ...],
+    content_type: tuple[str, ...],
+    accept: tuple[str, ...],
+    policy: SecurityPolicy,
+) -> HttpError | None:
+    """`check_request` but the body size, from the header lines it reads."""
+    fields = HttpHeaders(
+        [
+            *(("host", value) for value in host),
+            *(("origin", value) for value in origin),
+            *(("content-type", value) for value in content_type),
+            *(("accept", value) for value in accept),
+        ]
+    )
     error = check_host(fields, policy) or check_origin(fields, policy)
     if error is not None:
         return error
-    verb = method.upper()
     if verb == "POST":
-        return (
-            check_content_type(fields)
-            or check_accept(fields, verb)
-            or check_content_length(fields, policy)
-        )
+        return check_content_type(fields) or check_accept(fields, verb)
     if verb == "GET":
         return check_accept(fields, verb)
     return None

@@ -476,22 +476,23 @@ class McpHttpApp(LegacySessions):
         if isinstance(message, Batch) and not stateless:
             await self._post_legacy(headers, body, message, receive, send, principal)
             return
-        if (
-            self._modern is not None
-            and isinstance(message, Envelope)
-            and self._is_modern(headers, message)
-        ):
-            await post_modern(
-                self.session,
-                self._modern,
-                self.tool_input_schema,
-                headers,
-                message,
-                receive,
-                send,
-                principal,
-            )
-            return
+        if self._modern is not None and isinstance(message, Envelope):
+            # Decoded once, for both steps; not at all when the body cannot
+            # name the envelope's version (most legacy requests).
+            params = params_of(message) if _may_name_version(body) else None
+            if self._is_modern(headers, message, params):
+                await post_modern(
+                    self.session,
+                    self._modern,
+                    self.tool_input_schema,
+                    headers,
+                    message,
+                    receive,
+                    send,
+                    principal,
+                    params,
+                )
+                return
         if stateless:
             await post_stateless(
                 self.session, headers, message, receive, send, principal
@@ -499,17 +500,25 @@ class McpHttpApp(LegacySessions):
             return
         await self._post_legacy(headers, body, message, receive, send, principal)
 
-    def _is_modern(self, headers: HttpHeaders, message: Envelope) -> bool:
+    def _is_modern(
+        self, headers: HttpHeaders, message: Envelope, params: dict[str, Any] | None
+    ) -> bool:
         """A 2026 request: its `_meta` names a version, or (the envelope
         missing) its `MCP-Protocol-Version` header names a modern one outside
         any session, so that it is refused as a bad 2026 request."""
-        if envelope_version(params_of(message)) is not None:
+        if params is not None and envelope_version(params) is not None:
             return True
         return (
             headers.get(PROTOCOL_VERSION_HEADER) in self.session.modern_versions
             and headers.get(SESSION_HEADER) is None
             and message.method != INITIALIZE
         )
+
+
+def _may_name_version(body: bytes) -> bool:
+    """Whether a POST body may hold a `_meta` protocol version: it names
+    `protocolVersion`, or holds an escape that could spell it."""
+    return b"protocolVersion" in body or b"\\" in body
 
 
 def http_app(

@@ -1,12 +1,13 @@
 """POSTs answered without a session: the stateless legacy mode (each request
 served alone by a connection of its own) and the 2026 path (the session's
 modern handler, the `_meta` envelope and `Mcp-*` headers checked first).
-Both answer on the request's own stream, through `StreamPeer`.
+Both serve the request in its POST's own task and write its answer there
+(`direct.py`).
 
 The 2026 path (a POST whose params carry the `_meta` protocol version), in
 detail: the standard headers must match the body (400, -32020); the
-request is served on its own response (`serve_request`), as JSON, or as an
-SSE stream once the handler sends a notification before its result; a
+request is served on its own response (`answer_direct`), as JSON, or as
+an SSE stream once the handler sends a notification before its result; a
 client that goes away cancels it. An error answered as JSON gets the
 status the spec gives its code (`MODERN_ERROR_STATUS`: 404 for -32601, 400
 for invalid params, a missing capability or version), else 200; a
@@ -19,28 +20,26 @@ import typing
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
-import anyio
 import msgspec
 from msgspec import UnsetType
 
 from mcp_specgen_runtime.jsonrpc.connection import (
     RequestContext,
     serve_notification,
-    serve_request,
 )
 from mcp_specgen_runtime.protocol.meta import (
     META_CLIENT_CAPABILITIES,
     META_PROTOCOL_VERSION,
 )
 
-from ...errors import ErrorCode, ProtocolError, RpcError
+from ...errors import ErrorCode, RpcError
 from .answers import (
     Refused,
-    answer_post,
     refuse,
 )
 from .asgi import respond
 from .auth import current_request
+from .direct import DirectAnswer, answer_direct
 from .headers import (
     HEADER_MISMATCH,
     UNSUPPORTED_PROTOCOL_VERSION,
@@ -56,7 +55,6 @@ from .messages import (
     params_of,
     request_id,
 )
-from .mux import ResponseStream
 from .probe import MISSING_REQUIRED_CLIENT_CAPABILITY
 
 if TYPE_CHECKING:
@@ -130,28 +128,13 @@ async def post_stateless(
         connection.assume(version, unreachable=STATELESS_UNREACHABLE)
     params = params_of(message)
     raw_params = bytes(message.params) if len(message.params) else None
-    stream = ResponseStream(frozenset({the_id}))
+    answer = DirectAnswer(send, unreachable=STATELESS_UNREACHABLE)
     context = RequestContext(
-        StreamPeer(stream, STATELESS_UNREACHABLE),
-        the_id,
-        method,
-        progress_token(params),
-        principal=principal,
+        answer, the_id, method, progress_token(params), principal=principal
     )
     context.http_request = current_request.get()
-
-    async def run() -> None:
-        stream.put(await serve_request(handler, context, raw_params))
-
-    try:
-        async with anyio.create_task_group() as tasks:
-            tasks.start_soon(run)
-            # Nothing holds the request once its POST is gone: cancel it.
-            await answer_post(
-                stream, receive, send, {}, on_disconnect=tasks.cancel_scope.cancel
-            )
-    finally:
-        stream.end()
+    # Nothing holds the request once its POST is gone: a disconnect cancels it.
+    await answer_direct(answer, handler, context, raw_params, receive)
 
 
 async def post_modern(
@@ -163,11 +146,14 @@ async def post_modern(
     receive: Any,
     send: Any,
     principal: object,
+    params: dict[str, Any] | None = None,
 ) -> None:
+    """A 2026 POST (`params`: the message's, when already decoded)."""
     method = message.method
     if isinstance(method, UnsetType):
         raise refuse(400, "a 2026 POST carries one request or notification")
-    params = params_of(message)
+    if params is None:
+        params = params_of(message)
     raw_params = bytes(message.params) if len(message.params) else None
     the_id = request_id(message)
     if the_id is None:
@@ -184,29 +170,12 @@ async def post_modern(
         reply = refused.body(the_id)
         await respond(send, refused.status, reply, "application/json", None)
         return
-    stream = ResponseStream(frozenset({the_id}))
-    peer = StreamPeer(stream)
+    answer = DirectAnswer(send, MODERN_ERROR_STATUS)
     context = RequestContext(
-        peer, the_id, method, progress_token(params), principal=principal
+        answer, the_id, method, progress_token(params), principal=principal
     )
     context.http_request = current_request.get()
-
-    async def run() -> None:
-        stream.put(await serve_request(handler, context, raw_params))
-
-    try:
-        async with anyio.create_task_group() as tasks:
-            tasks.start_soon(run)
-            await answer_post(
-                stream,
-                receive,
-                send,
-                {},
-                on_disconnect=tasks.cancel_scope.cancel,
-                error_status=MODERN_ERROR_STATUS,
-            )
-    finally:
-        stream.end()
+    await answer_direct(answer, handler, context, raw_params, receive)
 
 
 def _refusal(
@@ -260,38 +229,6 @@ def _param_mismatch(
         members(arguments) if arguments is not None else None,
         headers,
     )
-
-
-class StreamPeer:
-    """The `Peer` of a stateless 2026 request: notifications go on its own
-    response stream; requests to the client go through `request_client`."""
-
-    def __init__(self, stream: ResponseStream, unreachable: str | None = None) -> None:
-        self.stream = stream
-        self.unreachable = unreachable
-
-    async def notify(self, method: str, params: Any) -> None:
-        message: dict[str, Any] = {"jsonrpc": "2.0", "method": method}
-        if params is not None:
-            message["params"] = params
-        from mcp_specgen_runtime.codec.wire import encode
-
-        self.stream.put(encode(message))
-
-    async def request(
-        self,
-        method: str,
-        params: Any,
-        result_type: Any,
-        *,
-        timeout: float | None = None,  # noqa: ASYNC109 - mirrors Connection
-    ) -> Any:
-        if self.unreachable is not None:
-            raise ProtocolError(f"{method}: {self.unreachable}")
-        raise ProtocolError(
-            f"{method}: a 2026 request cannot wait for the client; "
-            "use request_client (it answers InputRequiredResult)"
-        )
 
 
 # --- cluster helpers ----------------------------------------------------------------

@@ -732,3 +732,29 @@ def test_client_and_server_agree_on_every_string(value: str) -> None:
     arguments = {"name": value}
     sent = client_param_headers(TYPED, arguments)
     assert check_param_headers(TYPED, arguments, sent) is None
+
+
+def test_a_schema_object_is_scanned_once_and_a_new_one_anew(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from mcp_specgen_runtime.transports.http import headers as module
+
+    scans: list[object] = []
+    real = module._scan
+
+    def counted(input_schema: Any) -> Any:
+        scans.append(input_schema)
+        return real(input_schema)
+
+    monkeypatch.setattr(module, "_scan", counted)
+    first = schema(name=prop("string", "Name"))
+    for _ in range(3):
+        assert (
+            check_param_headers(first, {"name": "a"}, {"Mcp-Param-Name": "a"}) is None
+        )
+        mismatch = check_param_headers(first, {"name": "a"}, {"Mcp-Param-Name": "b"})
+        assert mismatch is not None and mismatch.code == HEADER_MISMATCH
+    assert scans == [first]
+    renamed = schema(name=prop("string", "Other"))
+    assert check_param_headers(renamed, {"name": "a"}, {"Mcp-Param-Other": "a"}) is None
+    assert scans == [first, renamed]

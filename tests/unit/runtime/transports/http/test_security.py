@@ -449,3 +449,41 @@ def test_a_body_must_arrive_within_the_timeout_if_any() -> None:
     assert SecurityPolicy(body_timeout_s=None).body_timeout_s is None
     with pytest.raises(ValueError, match="body_timeout_s"):
         SecurityPolicy(body_timeout_s=0)
+
+
+def test_repeated_headers_keep_their_verdict_and_each_length_is_checked() -> None:
+    # The verdict on Host, Origin, Content-Type and Accept is remembered per
+    # distinct set of values; the body size is not part of it.
+    policy = SecurityPolicy.for_bind("127.0.0.1", 8000)
+    small = SecurityPolicy(
+        allowed_hosts=policy.allowed_hosts,
+        allowed_origins=policy.allowed_origins,
+        max_body_size=10,
+    )
+    for _ in range(2):
+        assert (
+            check_request("POST", {**GOOD_POST, "Content-Length": "5"}, small) is None
+        )
+        too_big = {**GOOD_POST, "Content-Length": "11"}
+        assert status(check_request("POST", too_big, small)) == 413
+        assert (
+            status(check_request("POST", {**GOOD_POST, "Accept": "x/y"}, small)) == 406
+        )
+        stream = {**GOOD_POST, "Accept": "text/event-stream"}
+        assert check_request("GET", stream, small) is None
+        assert status(check_request("POST", stream, small)) == 406
+
+
+def test_asgi_headers_are_read_as_the_mapping_is() -> None:
+    raw = [
+        (b"host", b" localhost:8000\t"),
+        (b"x-twice", b"a"),
+        (b"X-Twice", b"b"),
+        (b"caf\xe9", b"\xe9t\xe9"),
+    ]
+    headers = HttpHeaders.from_asgi(raw)
+    expected = HttpHeaders([(n.decode("latin-1"), v.decode("latin-1")) for n, v in raw])
+    assert list(headers) == list(expected)
+    assert headers.get("HOST") == "localhost:8000"
+    assert headers.get_all("x-twice") == ["a", "b"]
+    assert headers.get("café") == "été"

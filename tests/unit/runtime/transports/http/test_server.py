@@ -1170,6 +1170,26 @@ async def test_a_modern_request_is_answered_without_a_session() -> None:
 
 
 @pytest.mark.anyio
+async def test_a_modern_envelope_spelled_with_escapes_is_still_modern() -> None:
+    # The era is told from the body's `_meta` even when its key is escaped
+    # (the quick scan that spares legacy bodies a params decode must not
+    # miss it), a session header notwithstanding.
+    async with in_process(make_app()) as client:
+        body, headers = modern("a", "tools/call", call("echo", message="hi"))
+        raw = json.dumps(body).replace(
+            '"io.modelcontextprotocol/protocolVersion"',
+            '"io.modelcontextprotocol\\/protocol\\u0056ersion"',
+        )
+        answer = await client.post(
+            "/mcp",
+            content=raw.encode(),
+            headers={**BASE, **headers, "mcp-session-id": "ignored"},
+        )
+        assert answer.status_code == 200, answer.text
+        assert answer.json()["result"]["resultType"] == "complete"
+
+
+@pytest.mark.anyio
 @pytest.mark.parametrize(
     ("change", "mentioned"),
     [
