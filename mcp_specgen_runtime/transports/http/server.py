@@ -372,17 +372,17 @@ class McpHttpApp(LegacySessions):
             logger.warning("starting without Redis for now: %s", error)
 
     async def aclose(self) -> None:
-        """End every legacy session, and wait up to `CLOSE_TIMEOUT_S` for
-        their runners and closers to finish (those still running are then
-        cancelled). In a cluster, sessions are handed over first (see
-        `_leave`); its Redis steps, leaving the cluster included, share
-        `CLOSE_TIMEOUT_S` (`LeaveBudget`)."""
+        """End every legacy session, wait up to `CLOSE_TIMEOUT_S` for their
+        runners and closers to finish (those still running are then
+        cancelled), then close the session (its close steps: an app's
+        lifespan exits after the calls). In a cluster, sessions are handed
+        over first (see `_leave`); its Redis steps, leaving the cluster
+        included, share `CLOSE_TIMEOUT_S` (`LeaveBudget`)."""
         budget = LeaveBudget()
         if self.cluster is not None:
             await self._leave(self.cluster, budget)
         for _, state in self.sessions.close_all():
             self._end(state, forget=self.cluster is None)
-        await self.session.aclose()
         if self._tasks:
             _, pending = await asyncio.wait(set(self._tasks), timeout=CLOSE_TIMEOUT_S)
             for task in pending:
@@ -391,6 +391,9 @@ class McpHttpApp(LegacySessions):
                 logger.warning("%d legacy session tasks were cancelled", len(pending))
                 if self.cluster is not None:  # let them end their streams
                     await asyncio.wait(pending, timeout=CANCELLED_GRACE_S)
+        # After the sessions' tasks: their handlers' cleanup may still use
+        # what the session's close steps release (the app's lifespan).
+        await self.session.aclose()
         if self.cluster is not None:
             await self.cluster.aclose(timeout_s=budget.left)
 
