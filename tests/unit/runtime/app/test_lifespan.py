@@ -4,8 +4,10 @@ fails to start stops the server before it serves."""
 
 from __future__ import annotations
 
+import contextlib
 import subprocess
 import sys
+import threading
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from functools import partial
@@ -293,4 +295,92 @@ async def test_http_shutdown_exits_the_lifespan_after_running_calls_end() -> Non
             await http.aclose()  # what the ASGI lifespan's shutdown runs
             tasks.cancel_scope.cancel()
     pool = POOLS.pop("shutdown")
+    assert (pool.events, pool.open) == (["take", "give back"], False)
+
+
+async def unhurried(ctx: Context[Pool]) -> AsyncIterator[str]:
+    """Like `connection`, with a release that takes a few turns of the loop."""
+    ctx.lifespan.use("take")
+    try:
+        yield "connection"
+    finally:
+        for _ in range(5):
+            await anyio.lowlevel.checkpoint()
+        ctx.lifespan.use("give back")
+
+
+@pytest.mark.anyio
+async def test_http_shutdown_waits_for_cancelled_2026_calls_to_unwind() -> None:
+    # uvicorn cancels the requests outliving its graceful shutdown and runs
+    # the lifespan's shutdown at once: a 2026 call, served in its request's
+    # task, is still unwinding then, and needs the pool to give back to.
+    started = anyio.Event()
+    app = App("modern-shutdown", lifespan=pooled)
+
+    @app.tool()
+    async def slow(db: Annotated[str, Depends(unhurried)]) -> str:
+        started.set()
+        await anyio.sleep_forever()
+        return db
+
+    http = app.asgi(legacy_sse=False)
+    meta = {
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientInfo": {"name": "t", "version": "1"},
+        "io.modelcontextprotocol/clientCapabilities": {},
+    }
+    call = {"name": "slow", "arguments": {}, "_meta": meta}
+    message = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": call}
+    headers = {
+        "accept": "application/json, text/event-stream",
+        "mcp-protocol-version": "2026-07-28",
+        "mcp-method": "tools/call",
+        "mcp-name": "slow",
+    }
+    request = anyio.CancelScope()
+
+    async def post(client: httpx.AsyncClient) -> None:
+        with request:
+            await client.post("/mcp", json=message, headers=headers)
+
+    transport = httpx.ASGITransport(http)
+    with anyio.fail_after(LIMIT):
+        async with (
+            httpx.AsyncClient(transport=transport, base_url=ORIGIN) as client,
+            anyio.create_task_group() as tasks,
+        ):
+            tasks.start_soon(post, client)
+            await started.wait()
+            request.cancel()  # as uvicorn does after its graceful timeout
+            await http.aclose()  # and then the lifespan's shutdown
+    pool = POOLS.pop("modern-shutdown")
+    assert (pool.events, pool.open) == (["take", "give back"], False)
+
+
+def test_http_shutdown_waits_for_the_calls_of_http_sse_sessions() -> None:
+    # An HTTP+SSE (2024-11-05) session runs in its GET request's task; uvicorn
+    # cancels that past its graceful timeout, then runs the lifespan's
+    # shutdown, which must wait for the call's cleanup.
+    started = threading.Event()
+    app = App("sse-shutdown", lifespan=pooled)
+
+    @app.tool()
+    async def slow(db: Annotated[str, Depends(unhurried)]) -> str:
+        started.set()
+        await anyio.sleep_forever()
+        return db
+
+    async def call(url: str) -> None:
+        with anyio.fail_after(LIMIT):
+            async with Client(url, versions=["2024-11-05"]) as client:
+                with contextlib.suppress(Exception):  # the server went away
+                    await client.call_tool("slow", {})
+
+    with serving(app.asgi()) as server:
+        url = server.url.removesuffix("/mcp") + "/sse"
+        caller = threading.Thread(target=anyio.run, args=(call, url))
+        caller.start()
+        assert started.wait(LIMIT)
+    caller.join(LIMIT)
+    pool = POOLS.pop("sse-shutdown")
     assert (pool.events, pool.open) == (["take", "give back"], False)
