@@ -396,3 +396,28 @@ async def test_without_middleware_for_a_method_no_call_is_even_built(
     async with Client(scoped, versions=["2025-11-25"]) as client:
         await client.call_tool("echo", {"message": "x"})
     assert built == []
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("version", ["2025-11-25", "2026-07-28"])
+async def test_a_notification_nobody_serves_passes_through_as_none(
+    version: str,
+) -> None:
+    # The engine drops a notification no handler serves (it handles a
+    # cancellation itself); the chain must not make it a -32601 error.
+    outcomes: list[tuple[str, object]] = []
+
+    async def noting(call: Call, call_next: CallNext) -> Any:
+        try:
+            result = await call_next(call)
+        except RpcError as error:
+            outcomes.append((call.method, error.code))
+            raise
+        outcomes.append((call.method, result))
+        return result
+
+    app = make_app(middleware=[noting])
+    async with Client(app, versions=[version]) as client:
+        await client.session.connection.notify("notifications/unheard", {})
+        await client.call_tool("echo", {"message": "after"})
+    assert ("notifications/unheard", None) in outcomes
