@@ -147,6 +147,7 @@ from .auth import (
     authorize_requests,
     request_of,
 )
+from .extra import missing_http_extra
 from .headers import (
     PROTOCOL_VERSION_HEADER,
     HttpError,
@@ -682,8 +683,14 @@ def serve_legacy_sse(
     bind address (`SecurityPolicy.for_bind`). `options` go to `LegacySseApp`
     (a `fallback` such as `McpHttpApp` included). Open streams are cut
     `timeout_graceful_shutdown` seconds after an interrupt.
+
+    Raises:
+        ImportError: uvicorn is not installed (the `http` extra).
     """
-    import uvicorn
+    try:
+        import uvicorn
+    except ImportError as exc:
+        raise missing_http_extra(exc) from exc
 
     options.setdefault("policy", SecurityPolicy.for_bind(host, port))
     app = LegacySseApp(session, **options)

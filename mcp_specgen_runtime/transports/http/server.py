@@ -77,6 +77,7 @@ from .auth import (
     request_principal,
 )
 from .cluster import pool_exhausted, unreachable
+from .extra import missing_http_extra
 from .forwarding import LeaveBudget
 from .headers import (
     PROTOCOL_VERSION_HEADER,
@@ -641,8 +642,15 @@ def run_uvicorn(
 ) -> None:
     """Run uvicorn (with the lifespan on) as `serve_http` and `serve_workers`
     both do: once stopping, open responses get `shutdown_timeout_s` (None:
-    forever). `options` go to `uvicorn.run` (`factory`, `workers`)."""
-    import uvicorn
+    forever). `options` go to `uvicorn.run` (`factory`, `workers`).
+
+    Raises:
+        ImportError: uvicorn is not installed (the `http` extra).
+    """
+    try:
+        import uvicorn
+    except ImportError as exc:
+        raise missing_http_extra(exc) from exc
 
     uvicorn.run(
         app,
