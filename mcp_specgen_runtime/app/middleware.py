@@ -322,11 +322,13 @@ class Call:
         """A result a middleware answered with, as the engine sends it."""
         if isinstance(value, Result):
             return value.raw
-        wire, written_for = self._packages()
+        wire, _ = self._packages()
         spoken = None if wire is None else wire.METHODS.get(self.method)
         if value is None:
             value = {}
-        elif wire is not written_for and spoken is not None and spoken.result:
+        elif spoken is not None and spoken.result:
+            # Checked in the handlers' own revision too: a middleware's
+            # answer, unlike a handler's, is not typed.
             value = fit(value, spoken.result, label="result", fill=RESULT_FILL).value
         raw = encode(value)
         if self.era == "modern":

@@ -421,3 +421,24 @@ async def test_a_notification_nobody_serves_passes_through_as_none(
         await client.session.connection.notify("notifications/unheard", {})
         await client.call_tool("echo", {"message": "after"})
     assert ("notifications/unheard", None) in outcomes
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("version", ["2025-06-18", "2025-11-25", "2026-07-28"])
+@pytest.mark.parametrize("answer", [42, {"content": 5}])
+async def test_an_answer_not_of_the_methods_result_type_is_internal_error(
+    version: str, answer: Any
+) -> None:
+    # Whatever the client's revision: before, one the handlers are written
+    # for (2025-11-25) was sent 42 as a tools/call result.
+    app = make_app()
+
+    @app.on("tools/call")
+    async def odd(call: Call, call_next: CallNext) -> Any:
+        return answer
+
+    async with Client(app, versions=[version]) as client:
+        with pytest.raises(RpcError) as caught:
+            await client.call_tool("echo", {"message": "x"})
+    assert caught.value.code == ErrorCode.INTERNAL_ERROR
+    assert "cannot be sent" in caught.value.message
