@@ -9,8 +9,9 @@ A parameter is injected, never a client's argument, when it is annotated:
 - `Annotated[T, Depends(func)]`: what `func` gives for the call. `func`
   may be a plain function, a coroutine function, or a generator (sync or
   async) yielding once: the code after its `yield` runs after the call,
-  and sees the call's exception if it failed. Its own parameters are
-  injected the same way (it may take `ctx`, the lifespan, other
+  and sees the call's exception if it failed (a cancelled call's cleanup
+  still runs, shielded for up to `CLEANUP_TIMEOUT_S`). Its own parameters
+  are injected the same way (it may take `ctx`, the lifespan, other
   dependencies); a parameter none of these fill must have a default. In one
   call each dependency runs once, however many ask for it (`cache=False`
   for a fresh value each time).
@@ -35,6 +36,8 @@ from functools import partial
 from types import NoneType, UnionType
 from typing import TYPE_CHECKING, Annotated, Any, Union
 
+import anyio
+
 from .calls import call
 from .context import Context
 from .http_info import HttpInfo, current_http
@@ -42,11 +45,13 @@ from .http_info import HttpInfo, current_http
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    import anyio
-
     from .lifespan import LifespanRunner
 
-__all__ = ["Depends", "Injection", "Lifespan", "plan"]
+__all__ = ["CLEANUP_TIMEOUT_S", "Depends", "Injection", "Lifespan", "plan"]
+
+CLEANUP_TIMEOUT_S = 10.0
+"""Seconds the code after a generator dependency's `yield` may take once
+its call is cancelled: it runs shielded from the cancellation, not forever."""
 
 
 class Lifespan:
@@ -126,10 +131,20 @@ class Injection:
             resolver = _Resolver(lifespan, None)
             arguments.update(await resolver.values(self.params))
             return await call(partial(func, **arguments), limiter)
-        async with AsyncExitStack() as stack:
+        stack = AsyncExitStack()
+        try:
             resolver = _Resolver(lifespan, stack)
             arguments.update(await resolver.values(self.params))
-            return await call(partial(func, **arguments), limiter)
+            result = await call(partial(func, **arguments), limiter)
+        except BaseException as exc:
+            # Shielded: a cancelled call's cleanup (a pool's release) awaits.
+            with anyio.move_on_after(CLEANUP_TIMEOUT_S, shield=True):
+                if await stack.__aexit__(type(exc), exc, exc.__traceback__):
+                    return None
+            raise
+        with anyio.move_on_after(CLEANUP_TIMEOUT_S, shield=True):
+            await stack.aclose()
+        return result
 
 
 class _Resolver:

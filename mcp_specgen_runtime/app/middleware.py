@@ -322,11 +322,13 @@ class Call:
         """A result a middleware answered with, as the engine sends it."""
         if isinstance(value, Result):
             return value.raw
-        wire, written_for = self._packages()
+        wire, _ = self._packages()
         spoken = None if wire is None else wire.METHODS.get(self.method)
         if value is None:
             value = {}
-        elif wire is not written_for and spoken is not None and spoken.result:
+        elif spoken is not None and spoken.result:
+            # Checked in the handlers' own revision too: a middleware's
+            # answer, unlike a handler's, is not typed.
             value = fit(value, spoken.result, label="result", fill=RESULT_FILL).value
         raw = encode(value)
         if self.era == "modern":
@@ -450,9 +452,11 @@ class MiddlewareChain:
             try:
                 raw = await endpoint(call.method, call.raw_params)
             except MethodNotFoundError:
-                if call.method != "ping" or call.notification:
+                # The engine drops a notification nobody serves (it handles
+                # a cancellation itself) and answers a ping with {}.
+                if not call.notification and call.method != "ping":
                     raise
-                raw = None  # what the engine answers a ping nobody serves
+                raw = None
             if call.notification:
                 return None
             return Result(b"{}" if raw is None else raw)

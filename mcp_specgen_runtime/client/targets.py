@@ -82,9 +82,17 @@ async def open_session(
 
     Raises:
         TypeError: `target` is none of the kinds above.
+        ImportError: a URL, and httpx is not installed (the `http` extra).
     """
     if _is_url(target):
-        from mcp_specgen_runtime.transports.http.client import connect_http
+        try:
+            from mcp_specgen_runtime.transports.http.client import connect_http
+        except ImportError as exc:
+            if exc.name != "httpx":
+                raise
+            from mcp_specgen_runtime.transports.http.extra import missing_http_extra
+
+            raise missing_http_extra(exc) from exc
 
         async with connect_http(
             str(target), auth=auth, headers=headers, **options

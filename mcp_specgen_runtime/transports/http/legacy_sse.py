@@ -116,8 +116,9 @@ Client: `LegacySseClientTransport`, an async context manager that is a
 
 from __future__ import annotations
 
+import asyncio
 import logging
-from contextlib import AsyncExitStack, asynccontextmanager
+from contextlib import AsyncExitStack, asynccontextmanager, contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final, TypeAlias
 from urllib.parse import parse_qs, quote
@@ -146,6 +147,7 @@ from .auth import (
     authorize_requests,
     request_of,
 )
+from .extra import missing_http_extra
 from .headers import (
     PROTOCOL_VERSION_HEADER,
     HttpError,
@@ -184,6 +186,7 @@ if TYPE_CHECKING:
         Awaitable,
         Callable,
         Collection,
+        Generator,
         Mapping,
         Sequence,
     )
@@ -222,6 +225,11 @@ SESSION_QUERY_PARAMETER: Final = "session_id"
 SDK's name; the TypeScript SDK's server says ``sessionId``)."""
 DEFAULT_KEEPALIVE_S: Final = 15.0
 """Seconds between keep-alive comments on a silent stream."""
+CLOSE_TIMEOUT_S: Final = 5.0
+"""Seconds `aclose` waits for the sessions' requests to finish (as
+`McpHttpApp.aclose` does for its own)."""
+CANCELLED_GRACE_S: Final = 1.0
+"""Seconds `aclose` then gives the requests it cancelled to unwind."""
 DEFAULT_BUFFER: Final = 64
 """Messages that may wait in each direction of a session before senders wait."""
 DEFAULT_TIMEOUT_S: Final = 30.0
@@ -398,15 +406,41 @@ class LegacySseApp:
             max_sessions_per_owner=max_sessions_per_principal,
             on_expire=lambda _id, state: state.transport.end(),
         )
+        # The GET requests' tasks, running their sessions (awaited by aclose).
+        self._streams: set[asyncio.Task[Any]] = set()
 
     def endpoint_url(self, session_id: str) -> str:
         """The URL (relative) the endpoint event names for a session."""
         return f"{quote(self.message_path)}?{SESSION_QUERY_PARAMETER}={session_id}"
 
     async def aclose(self) -> None:
-        """End every session (their streams end once flushed)."""
+        """End every session (their streams end once flushed), and wait up
+        to `CLOSE_TIMEOUT_S` for their requests to finish, the calls they
+        run included (those still running are then cancelled, and given
+        `CANCELLED_GRACE_S` to unwind): at lifespan shutdown, the app's
+        lifespan exits after this."""
         for _, state in self.sessions.close_all():
             state.transport.end()
+        if self._streams:
+            _, pending = await asyncio.wait(self._streams, timeout=CLOSE_TIMEOUT_S)
+            for task in pending:
+                task.cancel()
+            if pending:
+                logger.warning("%d HTTP+SSE streams were cancelled", len(pending))
+                await asyncio.wait(pending, timeout=CANCELLED_GRACE_S)
+
+    @contextmanager
+    def _serving(self) -> Generator[None]:
+        """Count the current task among the streams `aclose` waits for."""
+        task = asyncio.current_task()
+        if task is None:  # not asyncio: nothing to wait for
+            yield
+            return
+        self._streams.add(task)
+        try:
+            yield
+        finally:
+            self._streams.discard(task)
 
     # -- ASGI --
 
@@ -430,7 +464,8 @@ class LegacySseApp:
         try:
             if path == self.sse_path and method == "GET" and self._legacy_get(headers):
                 principal = await self._authenticate(scope, headers)
-                await self._get(headers, receive, send, principal)
+                with self._serving():
+                    await self._get(headers, receive, send, principal)
             elif path == self.message_path and method == "POST":
                 principal = await self._authenticate(scope, headers)
                 await self._post(scope, headers, receive, send, principal)
@@ -648,8 +683,14 @@ def serve_legacy_sse(
     bind address (`SecurityPolicy.for_bind`). `options` go to `LegacySseApp`
     (a `fallback` such as `McpHttpApp` included). Open streams are cut
     `timeout_graceful_shutdown` seconds after an interrupt.
+
+    Raises:
+        ImportError: uvicorn is not installed (the `http` extra).
     """
-    import uvicorn
+    try:
+        import uvicorn
+    except ImportError as exc:
+        raise missing_http_extra(exc) from exc
 
     options.setdefault("policy", SecurityPolicy.for_bind(host, port))
     app = LegacySseApp(session, **options)

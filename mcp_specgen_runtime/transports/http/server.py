@@ -78,6 +78,7 @@ from .auth import (
 )
 from .cluster import pool_exhausted, unreachable
 from .cors import CorsApp, cors_policy
+from .extra import missing_http_extra
 from .forwarding import LeaveBudget
 from .headers import (
     PROTOCOL_VERSION_HEADER,
@@ -151,8 +152,8 @@ DEFAULT_RETRY_MS = 1000
 DEFAULT_SHUTDOWN_TIMEOUT_S = 5.0
 """Seconds `serve_http` lets open responses run once stopping."""
 CANCELLED_GRACE_S = 1.0
-"""Seconds a cluster member then gives the tasks it cancelled to store the
-end of their streams."""
+"""Seconds `aclose` then gives the tasks it cancelled to unwind (a cluster
+member's to store the end of their streams) before the session closes."""
 
 Scope = dict[str, Any]
 
@@ -297,6 +298,9 @@ class McpHttpApp(LegacySessions):
         self._modern = session.handler() if session.modern_versions else None
         # Held so they are not garbage-collected mid-run, and awaited by aclose.
         self._tasks: set[asyncio.Task[None]] = set()
+        # The tasks of the HTTP requests being served (a 2026 call runs in
+        # its request's), awaited by aclose too.
+        self._requests: set[asyncio.Task[Any]] = set()
         # Cluster mode: the streams of POSTs being answered here (awaited by a
         # graceful shutdown), when each session's TTL was last renewed, and a
         # lock per session being located (so it is rebuilt once).
@@ -312,10 +316,15 @@ class McpHttpApp(LegacySessions):
         client = scope.get("client")
         # The client's host keys anonymous callers' task limits.
         token = set_peer_address(str(client[0]) if client else None)
+        task = asyncio.current_task() if scope["type"] == "http" else None
+        if task is not None:
+            self._requests.add(task)
         try:
             await self._entry(scope, receive, send)
         finally:
             reset_peer_address(token)
+            if task is not None:
+                self._requests.discard(task)
 
     async def _serve(self, scope: Scope, receive: Any, send: Any) -> None:
         if scope["type"] == "lifespan":
@@ -393,9 +402,11 @@ class McpHttpApp(LegacySessions):
             logger.warning("starting without Redis for now: %s", error)
 
     async def aclose(self) -> None:
-        """End every legacy session, and wait up to `CLOSE_TIMEOUT_S` for
-        their runners and closers to finish (those still running are then
-        cancelled). In a cluster, sessions are handed over first (see
+        """End every legacy session, wait up to `CLOSE_TIMEOUT_S` for their
+        runners and closers, and the requests being served, to finish (those
+        still running are then cancelled, and given `CANCELLED_GRACE_S`),
+        then close the session (its close steps: an app's lifespan exits
+        after the calls). In a cluster, sessions are handed over first (see
         `_leave`); its Redis steps, leaving the cluster included, share
         `CLOSE_TIMEOUT_S` (`LeaveBudget`)."""
         budget = LeaveBudget()
@@ -403,15 +414,22 @@ class McpHttpApp(LegacySessions):
             await self._leave(self.cluster, budget)
         for _, state in self.sessions.close_all():
             self._end(state, forget=self.cluster is None)
-        await self.session.aclose()
-        if self._tasks:
-            _, pending = await asyncio.wait(set(self._tasks), timeout=CLOSE_TIMEOUT_S)
+        # Requests too: the server may have cancelled them (uvicorn past its
+        # graceful timeout) and gone on to this while they still unwind.
+        work = self._tasks | self._requests
+        if work:
+            _, pending = await asyncio.wait(work, timeout=CLOSE_TIMEOUT_S)
             for task in pending:
                 task.cancel()
             if pending:
-                logger.warning("%d legacy session tasks were cancelled", len(pending))
-                if self.cluster is not None:  # let them end their streams
-                    await asyncio.wait(pending, timeout=CANCELLED_GRACE_S)
+                logger.warning(
+                    "%d requests and legacy session tasks were cancelled",
+                    len(pending),
+                )
+                await asyncio.wait(pending, timeout=CANCELLED_GRACE_S)
+        # After them: their handlers' cleanup may still use what the
+        # session's close steps release (the app's lifespan).
+        await self.session.aclose()
         if self.cluster is not None:
             await self.cluster.aclose(timeout_s=budget.left)
 
@@ -687,8 +705,15 @@ def run_uvicorn(
     both do: once stopping, open responses get `shutdown_timeout_s` (None:
     forever). `options` go to `uvicorn.run` (`factory`, `workers`).
     `on_listening` (one process only) is called with the listening sockets
-    once they are bound."""
-    import uvicorn
+    once they are bound.
+
+    Raises:
+        ImportError: uvicorn is not installed (the `http` extra).
+    """
+    try:
+        import uvicorn
+    except ImportError as exc:
+        raise missing_http_extra(exc) from exc
 
     settings: dict[str, Any] = {
         "host": host,

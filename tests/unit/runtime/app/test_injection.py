@@ -346,3 +346,36 @@ async def test_a_tool_run_as_a_task_gets_its_injected_values(version: str) -> No
             assert not handle.immediate
             assert text(await handle.result()) == "db of pool pool"
     assert EVENTS == ["db open", "db close"]
+
+
+CALLED = anyio.Event()
+RELEASED = anyio.Event()
+
+
+async def lease() -> AsyncIterator[str]:
+    """Gives a connection back with an await, as a pool's release does."""
+    try:
+        yield "leased"
+    finally:
+        await anyio.lowlevel.checkpoint()
+        RELEASED.set()
+
+
+@pytest.mark.anyio
+async def test_a_cancelled_call_still_runs_its_dependencies_cleanup() -> None:
+    global CALLED, RELEASED
+    CALLED, RELEASED = anyio.Event(), anyio.Event()
+    app = App("cancel")
+
+    @app.tool()
+    async def hang(conn: Annotated[str, Depends(lease)]) -> str:
+        CALLED.set()
+        await anyio.sleep_forever()
+        return conn
+
+    with anyio.fail_after(LIMIT):
+        async with Client(app) as client, anyio.create_task_group() as tasks:
+            tasks.start_soon(client.call_tool, "hang", {})
+            await CALLED.wait()
+            tasks.cancel_scope.cancel()  # the client cancels its request
+        await RELEASED.wait()

@@ -4,23 +4,38 @@ fails to start stops the server before it serves."""
 
 from __future__ import annotations
 
+import contextlib
 import subprocess
 import sys
+import threading
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 import anyio
+import httpx
 import pytest
 
 from mcp_specgen_runtime import Client
-from mcp_specgen_runtime.app import App, Context, LifespanError
+from mcp_specgen_runtime.app import App, Context, Depends, LifespanError
 from mcp_specgen_runtime.app.lifespan import LifespanRunner
 from tests.unit.runtime.transports.http.test_http_client import serving
 
 LIMIT = 10.0
 PROGRAM = Path(__file__).with_name("lifespan_app.py")
+ORIGIN = "http://127.0.0.1:8000"
+INITIALIZE = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {
+        "protocolVersion": "2025-11-25",
+        "capabilities": {},
+        "clientInfo": {"name": "t", "version": "1"},
+    },
+}
 
 
 @pytest.fixture
@@ -212,3 +227,160 @@ def test_http_stops_before_serving_when_the_lifespan_fails(tmp_path: Path) -> No
     stderr = done.stderr.decode()
     assert "RuntimeError: the database is down" in stderr
     assert "Uvicorn running" not in stderr
+
+
+class Pool:
+    """What a lifespan opens: handing out connections while open."""
+
+    def __init__(self) -> None:
+        self.open = True
+        self.events: list[str] = []
+
+    def use(self, event: str) -> None:
+        assert self.open, f"{event} after the pool closed"
+        self.events.append(event)
+
+
+@asynccontextmanager
+async def pooled(app: App) -> AsyncIterator[Pool]:
+    pool = POOLS[app.name] = Pool()
+    try:
+        yield pool
+    finally:
+        pool.open = False
+
+
+POOLS: dict[str, Pool] = {}
+
+
+async def connection(ctx: Context[Pool]) -> AsyncIterator[str]:
+    """A dependency taking a connection from the pool, giving it back after."""
+    ctx.lifespan.use("take")
+    try:
+        yield "connection"
+    finally:
+        ctx.lifespan.use("give back")
+
+
+@pytest.mark.anyio
+async def test_http_shutdown_exits_the_lifespan_after_running_calls_end() -> None:
+    # A legacy session's call runs in a task of the server's own: shutting
+    # down cancels it, and its cleanup (a generator dependency's here) still
+    # needs what the lifespan opened, so the lifespan must exit after it.
+    started = anyio.Event()
+    app = App("shutdown", lifespan=pooled)
+
+    @app.tool()
+    async def slow(db: Annotated[str, Depends(connection)]) -> str:
+        started.set()
+        await anyio.sleep_forever()
+        return db
+
+    http = app.asgi(legacy_sse=False)
+    transport = httpx.ASGITransport(http)
+    headers = {"accept": "application/json, text/event-stream"}
+    call = {"name": "slow", "arguments": {}}
+    message = {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": call}
+    with anyio.fail_after(LIMIT):
+        async with (
+            httpx.AsyncClient(transport=transport, base_url=ORIGIN) as client,
+            anyio.create_task_group() as tasks,
+        ):
+            opened = await client.post("/mcp", json=INITIALIZE, headers=headers)
+            headers["mcp-session-id"] = opened.headers["mcp-session-id"]
+            headers["mcp-protocol-version"] = "2025-11-25"
+            post = partial(client.post, "/mcp", json=message, headers=headers)
+            tasks.start_soon(post)
+            await started.wait()
+            await http.aclose()  # what the ASGI lifespan's shutdown runs
+            tasks.cancel_scope.cancel()
+    pool = POOLS.pop("shutdown")
+    assert (pool.events, pool.open) == (["take", "give back"], False)
+
+
+async def unhurried(ctx: Context[Pool]) -> AsyncIterator[str]:
+    """Like `connection`, with a release that takes a few turns of the loop."""
+    ctx.lifespan.use("take")
+    try:
+        yield "connection"
+    finally:
+        for _ in range(5):
+            await anyio.lowlevel.checkpoint()
+        ctx.lifespan.use("give back")
+
+
+@pytest.mark.anyio
+async def test_http_shutdown_waits_for_cancelled_2026_calls_to_unwind() -> None:
+    # uvicorn cancels the requests outliving its graceful shutdown and runs
+    # the lifespan's shutdown at once: a 2026 call, served in its request's
+    # task, is still unwinding then, and needs the pool to give back to.
+    started = anyio.Event()
+    app = App("modern-shutdown", lifespan=pooled)
+
+    @app.tool()
+    async def slow(db: Annotated[str, Depends(unhurried)]) -> str:
+        started.set()
+        await anyio.sleep_forever()
+        return db
+
+    http = app.asgi(legacy_sse=False)
+    meta = {
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientInfo": {"name": "t", "version": "1"},
+        "io.modelcontextprotocol/clientCapabilities": {},
+    }
+    call = {"name": "slow", "arguments": {}, "_meta": meta}
+    message = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": call}
+    headers = {
+        "accept": "application/json, text/event-stream",
+        "mcp-protocol-version": "2026-07-28",
+        "mcp-method": "tools/call",
+        "mcp-name": "slow",
+    }
+    request = anyio.CancelScope()
+
+    async def post(client: httpx.AsyncClient) -> None:
+        with request:
+            await client.post("/mcp", json=message, headers=headers)
+
+    transport = httpx.ASGITransport(http)
+    with anyio.fail_after(LIMIT):
+        async with (
+            httpx.AsyncClient(transport=transport, base_url=ORIGIN) as client,
+            anyio.create_task_group() as tasks,
+        ):
+            tasks.start_soon(post, client)
+            await started.wait()
+            request.cancel()  # as uvicorn does after its graceful timeout
+            await http.aclose()  # and then the lifespan's shutdown
+    pool = POOLS.pop("modern-shutdown")
+    assert (pool.events, pool.open) == (["take", "give back"], False)
+
+
+def test_http_shutdown_waits_for_the_calls_of_http_sse_sessions() -> None:
+    # An HTTP+SSE (2024-11-05) session runs in its GET request's task; uvicorn
+    # cancels that past its graceful timeout, then runs the lifespan's
+    # shutdown, which must wait for the call's cleanup.
+    started = threading.Event()
+    app = App("sse-shutdown", lifespan=pooled)
+
+    @app.tool()
+    async def slow(db: Annotated[str, Depends(unhurried)]) -> str:
+        started.set()
+        await anyio.sleep_forever()
+        return db
+
+    async def call(url: str) -> None:
+        with anyio.fail_after(LIMIT):
+            async with Client(url, versions=["2024-11-05"]) as client:
+                with contextlib.suppress(Exception):  # the server went away
+                    await client.call_tool("slow", {})
+
+    with serving(app.asgi()) as server:
+        url = server.url.removesuffix("/mcp") + "/sse"
+        caller = threading.Thread(target=anyio.run, args=(call, url))
+        caller.start()
+        assert started.wait(LIMIT)
+    caller.join(LIMIT)
+    pool = POOLS.pop("sse-shutdown")
+    assert (pool.events, pool.open) == (["take", "give back"], False)

@@ -396,3 +396,49 @@ async def test_without_middleware_for_a_method_no_call_is_even_built(
     async with Client(scoped, versions=["2025-11-25"]) as client:
         await client.call_tool("echo", {"message": "x"})
     assert built == []
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("version", ["2025-11-25", "2026-07-28"])
+async def test_a_notification_nobody_serves_passes_through_as_none(
+    version: str,
+) -> None:
+    # The engine drops a notification no handler serves (it handles a
+    # cancellation itself); the chain must not make it a -32601 error.
+    outcomes: list[tuple[str, object]] = []
+
+    async def noting(call: Call, call_next: CallNext) -> Any:
+        try:
+            result = await call_next(call)
+        except RpcError as error:
+            outcomes.append((call.method, error.code))
+            raise
+        outcomes.append((call.method, result))
+        return result
+
+    app = make_app(middleware=[noting])
+    async with Client(app, versions=[version]) as client:
+        await client.session.connection.notify("notifications/unheard", {})
+        await client.call_tool("echo", {"message": "after"})
+    assert ("notifications/unheard", None) in outcomes
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("version", ["2025-06-18", "2025-11-25", "2026-07-28"])
+@pytest.mark.parametrize("answer", [42, {"content": 5}])
+async def test_an_answer_not_of_the_methods_result_type_is_internal_error(
+    version: str, answer: Any
+) -> None:
+    # Whatever the client's revision: before, one the handlers are written
+    # for (2025-11-25) was sent 42 as a tools/call result.
+    app = make_app()
+
+    @app.on("tools/call")
+    async def odd(call: Call, call_next: CallNext) -> Any:
+        return answer
+
+    async with Client(app, versions=[version]) as client:
+        with pytest.raises(RpcError) as caught:
+            await client.call_tool("echo", {"message": "x"})
+    assert caught.value.code == ErrorCode.INTERNAL_ERROR
+    assert "cannot be sent" in caught.value.message
