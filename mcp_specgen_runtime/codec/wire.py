@@ -129,9 +129,18 @@ def _type_name(tp: Any) -> str:
     return getattr(tp, "__name__", None) or repr(tp)
 
 
-_decoders: dict[Any, Callable[[bytes | str], Any]] = {}
-"""Per type: its decoder's bound `decode` (tagged Structs behind their tag guard)."""
-_encoder = msgspec.json.Encoder()
+class _Decoders(dict[Any, "Callable[[bytes | str], Any]"]):
+    """Per type: its decoder's bound `decode` (tagged Structs behind their tag
+    guard), made on first use."""
+
+    def __missing__(self, tp: Any) -> Callable[[bytes | str], Any]:
+        decoder = msgspec.json.Decoder(_require_tag(tp), dec_hook=_dec_hook)
+        decode_as = self[tp] = decoder.decode
+        return decode_as
+
+
+_decoders = _Decoders()
+_encode = msgspec.json.Encoder().encode
 _live_tokens = _live_extras.refs
 """The live tokens' weak references; empty when no object keeps unknown keys."""
 
@@ -143,13 +152,10 @@ def decode(data: bytes | str, type: type[T] | Any) -> T:
         ValidationError: the message does not fit `type`; the text says where and why.
         msgspec.DecodeError: the input is not JSON.
     """
-    # The hot path of every message: one dict lookup and msgspec's decode.
-    decode_as = _decoders.get(type)
-    if decode_as is None:
-        decoder = msgspec.json.Decoder(_require_tag(type), dec_hook=_dec_hook)
-        decode_as = _decoders[type] = decoder.decode
+    # The hot path of every message: a subscript and msgspec's decode, nothing
+    # else (a `try` costs nothing until it catches).
     try:
-        value: T = decode_as(data)  # not typing.cast: a call, on every message
+        value: T = _decoders[type](data)  # not typing.cast: a call, every message
         return value
     except ValidationError as exc:
         if _UNKNOWN_FIELD not in str(exc):
@@ -183,8 +189,8 @@ def convert(obj: Any, type: type[T] | Any) -> T:
 def encode(obj: Any) -> bytes:
     """Encode a value as JSON, unknown keys kept by `decode` included."""
     if not _live_tokens:  # a set's truth, not a property: this is every message
-        return _encoder.encode(obj)
-    return _encoder.encode(_with_extras(obj))
+        return _encode(obj)
+    return _encode(_with_extras(obj))
 
 
 def to_builtins(obj: Any) -> Any:
