@@ -12,9 +12,7 @@ next. The cost is that much memory kept after the largest message.
 
 from __future__ import annotations
 
-import ctypes
 import logging
-import platform
 from typing import Any
 
 __all__ = ["MMAP_BELOW", "TRIM_ABOVE", "keep_freed_memory"]
@@ -35,6 +33,10 @@ _kept = False
 
 def _mallopt() -> Any:
     """glibc's `mallopt`, or None on another C library."""
+    # Imported here: most servers never see a large message (cold start).
+    import ctypes
+    import platform
+
     if platform.system() != "Linux" or platform.libc_ver()[0] != "glibc":
         return None
     return getattr(ctypes.CDLL(None), "mallopt", None)
