@@ -115,8 +115,10 @@ READ_TIMEOUT = 60.0
 READ_CHUNK = 1 << 20
 """Bytes asked of one read of a server's stdout."""
 
-WRITE_CHUNK = 1 << 16
-"""Bytes offered to one write to a server's stdin (a pipe's default size)."""
+WRITE_CHUNK = 1 << 20
+"""Bytes offered to one write to a server's stdin: what a server's pipe may
+hold once grown (the kernel takes what fits; 64 KiB, the default size, made
+every 1 MB request 16 writes and 16 wake-ups of the server whatever its pipe)."""
 
 TEXT = "The quick brown fox jumps over. "
 """The echoed messages are this, repeated and cut to size."""

@@ -108,6 +108,7 @@ from mcp_specgen_runtime.jsonrpc.dispatch import (
     revision_of,
 )
 from mcp_specgen_runtime.jsonrpc.envelope import UNREADABLE, RequestId
+from mcp_specgen_runtime.jsonrpc.members import pick_members
 from mcp_specgen_runtime.jsonrpc.serving import enter_request, leave_request
 
 from .adapt import adapt, conversion_fill, nearest, notification_fit
@@ -154,6 +155,7 @@ __all__ = [
     "META_LOG_LEVEL",
     "META_PROTOCOL_VERSION",
     "META_SERVER_INFO",
+    "PICK_ABOVE",
     "UNSUPPORTED_PROTOCOL_VERSION",
     "Revision",
     "ServerConnection",
@@ -371,12 +373,25 @@ def probed_name(params: bytes | None) -> tuple[bool, Any]:
     return True, found[1].name
 
 
+_PROBED_NAMES = frozenset(
+    field.encode_name for field in msgspec.structs.fields(_ParamsProbe)
+)
+
+PICK_ABOVE = 16_384
+"""Bytes of params above which the probe reads only its members (picked by
+`pick_members`): below, msgspec's skip of the rest is as cheap."""
+
+
 def _probe(params: bytes | None) -> _ParamsProbe:
     """The envelope members of params, None when absent (`_UNREAD` when
     the params are no JSON object)."""
     if not params:
         return _ParamsProbe()
     try:
+        if len(params) > PICK_ABOVE:
+            picked = pick_members(params, _PROBED_NAMES)
+            if picked is not None:
+                return _probe_decoder.decode(picked)
         return _probe_decoder.decode(params)
     except UNREADABLE:
         return _UNREAD

@@ -55,6 +55,7 @@ import anyio.lowlevel
 import anyio.to_thread
 from anyio.abc import ByteReceiveStream, ByteSendStream
 
+from .heap import keep_freed_memory
 from .lines import (
     DEFAULT_MAX_LINE_LENGTH,
     READ_CHUNK,
@@ -149,10 +150,12 @@ class _Fd:
 
     def grow(self) -> None:
         """Ask once for a pipe buffer of `PIPE_GROWTH` bytes (where the
-        system allows it: Linux, within the user's limits)."""
+        system allows it: Linux, within the user's limits), and for malloc
+        to keep the pages of large messages (`heap.keep_freed_memory`)."""
         if self.grown or not self.pipe or self.closed:
             return
         self.grown = True
+        keep_freed_memory()  # large messages cross this pipe: reuse their pages
         try:
             import fcntl  # POSIX only, and needed only here
         except ImportError:

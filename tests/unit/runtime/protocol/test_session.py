@@ -24,6 +24,7 @@ from mcp_specgen_runtime.jsonrpc.connection import Connection, current_request
 from mcp_specgen_runtime.protocol.session import (
     META_PROTOCOL_VERSION,
     META_SERVER_INFO,
+    PICK_ABOVE,
     UNSUPPORTED_PROTOCOL_VERSION,
     Revision,
     ServerConnection,
@@ -658,6 +659,36 @@ async def test_the_progress_token_comes_from_the_session_s_own_look_at_params() 
     ]
     await exchange(served, initialize_line("2025-11-25"), *lines)
     assert seen == ["tok", None, 7]
+
+
+@pytest.mark.anyio
+async def test_large_params_are_probed_like_small_ones() -> None:
+    """Past `PICK_ABOVE` bytes the session decodes only the members it
+    probes (picked out of the params): same token, same refusals."""
+    seen: list[Any] = []
+
+    class Tokens(v2025_11_25.ServerHandlers):
+        async def tools_list(self, params: Any) -> Any:
+            seen.append(current_request().progress_token)
+            return v2025_11_25.ListToolsResult(tools=[])
+
+    served = ServerSession([Tokens()], name=NAME, version=VERSION)
+    pad = b'"' + b"x" * (PICK_ABOVE + 1) + b'"'
+    line = b'{"jsonrpc":"2.0","id":%d,"method":"tools/list","params":%s}'
+    _, *replies = await exchange(
+        served,
+        initialize_line("2025-11-25"),
+        line % (1, b'{"pad":{"a":[%s]},"_meta":{"progress\\u0054oken":"t"}}' % pad),
+        line % (2, b'{"_meta":{"progressToken":7},"pad":%s}' % pad),
+        line % (3, b'{"pad":%s,"_meta":{"\xff":1}}' % pad),
+    )
+    assert seen == ["t", 7]
+    assert [(r["id"], "error" in r) for r in replies] == [
+        (1, False),
+        (2, False),
+        (3, True),
+    ]
+    assert replies[2]["error"]["code"] == -32602
 
 
 @pytest.mark.anyio

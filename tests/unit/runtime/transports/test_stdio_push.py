@@ -17,6 +17,7 @@ import anyio.lowlevel
 import pytest
 
 from mcp_specgen_runtime.jsonrpc.connection import Connection
+from mcp_specgen_runtime.transports import stdio
 from mcp_specgen_runtime.transports.lines import Pushing
 from mcp_specgen_runtime.transports.stdio import (
     PIPE_GROWTH,
@@ -327,9 +328,11 @@ linux_pipes = pytest.mark.skipif(
 
 @linux_pipes
 @pytest.mark.anyio
-async def test_a_large_message_grows_the_pipes_it_crosses_and_small_ones_do_not() -> (
-    None
-):
+async def test_a_large_message_grows_the_pipes_it_crosses_and_small_ones_do_not(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    tuned: list[bool] = []
+    monkeypatch.setattr(stdio, "keep_freed_memory", lambda: tuned.append(True))
     async with pipes() as ends:
         before = pipe_size(ends.out_write)
         got: list[bytes] = []
@@ -338,9 +341,11 @@ async def test_a_large_message_grows_the_pipes_it_crosses_and_small_ones_do_not(
         await feed(ends.in_write, b'"small"\n')
         await until(lambda: len(got) == 1)
         assert pipe_size(ends.out_write) == pipe_size(ends.in_write) == before
+        assert not tuned
         large = b'"' + b"x" * 300_000 + b'"'
         await ends.transport.send(large)  # fits the grown pipe: no reader needed
         assert pipe_size(ends.out_write) == PIPE_GROWTH
+        assert tuned  # malloc keeps the pages of large messages
         assert ends.written() == b'"small"\n' + large + b"\n"
         await feed(ends.in_write, large + b"\n")
         await until(lambda: len(got) == 2)
