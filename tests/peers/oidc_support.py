@@ -26,6 +26,7 @@ from typing import IO, Any
 import httpx
 
 from benchmarks._common import REPO
+from tests.peers.stderr import without_start_line
 
 OIDC_PROVIDER = Path(__file__).parent / "programs" / "oidc_provider.mjs"
 EXAMPLE = REPO / "examples" / "protected_server.py"
@@ -63,7 +64,7 @@ class Process:
 
     def errors(self) -> str:
         self.stderr.seek(0)
-        return self.stderr.read().decode(errors="replace")
+        return without_start_line(self.stderr.read().decode(errors="replace"))
 
     def stop(self) -> str:
         """End the process; what it wrote on stderr."""

@@ -45,6 +45,7 @@ import pytest
 
 from benchmarks import peers
 from benchmarks._common import REPO
+from tests.peers.stderr import without_start_line
 from tests.unit.runtime.session_programs.echo_session import (
     DESCRIPTION,
     INPUT_SCHEMA,
@@ -114,7 +115,7 @@ class RunningServer:
 
     def errors(self) -> str:
         self.stderr.seek(0)
-        return self.stderr.read().decode(errors="replace")
+        return without_start_line(self.stderr.read().decode(errors="replace"))
 
     def stop(self) -> None:
         if self.proc.poll() is None:
