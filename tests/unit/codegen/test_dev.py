@@ -111,6 +111,33 @@ def test_a_bad_target_is_named(project: Path, text: str, reason: str) -> None:
         find_target(text, project)
 
 
+@pytest.mark.parametrize(
+    ("tail", "shown"),
+    [
+        ("\ndef broken(:\n", "SyntaxError"),
+        ("\nimport missing_dependency_of_the_user\n", "ModuleNotFoundError"),
+        ("\nraise RuntimeError('broken on purpose')\n", "RuntimeError"),
+    ],
+)
+def test_a_target_that_fails_to_import_is_named_with_its_own_traceback(
+    project: Path, tail: str, shown: str
+) -> None:
+    source = project / "server.py"
+    source.write_text(source.read_text() + tail)
+    for text in ("server.py", "server"):
+        with pytest.raises(TargetError) as raised:
+            load_app(find_target(text, project))
+        message = str(raised.value)
+        assert message.startswith(f"{text if text == 'server' else source}")
+        assert "failed to import" in message
+        assert shown in message
+        assert str(source) in message  # where it broke
+        # Only the user's code: not the import machinery nor this package.
+        assert "importlib" not in message
+        assert "mcp_specgen" not in message.split("\n", 1)[1]
+        sys.modules.pop("server", None)
+
+
 def test_what_is_not_an_app_is_refused(project: Path) -> None:
     (project / "other.py").write_text("app = 3\n")
     with pytest.raises(
