@@ -148,6 +148,14 @@ def test_what_is_not_an_app_is_refused(project: Path) -> None:
         load_app(find_target("server.py:nothing", project))
     with pytest.raises(TargetError, match=re.escape("no module 'nowhere.mod'")):
         load_app(find_target("nowhere.mod", project))
+    # A module the target imports is missing, not the target (`pk` is a
+    # prefix of `pkg.mod`, but no package of it).
+    (project / "pkg").mkdir()
+    (project / "pkg" / "__init__.py").write_text("")
+    (project / "pkg" / "mod.py").write_text("import pk\n")
+    with pytest.raises(TargetError, match=re.escape("pkg.mod:app failed")) as raised:
+        load_app(find_target("pkg.mod", project))
+    assert "No module named 'pk'" in str(raised.value)
 
 
 def test_the_inspector_commands() -> None:
