@@ -10,6 +10,7 @@ import queue
 import re
 import shlex
 import signal
+import socket
 import subprocess
 import sys
 import textwrap
@@ -343,6 +344,33 @@ def test_dev_stdio_prints_a_command_that_serves(project: Path) -> None:
                 return [tool.name for tool in (await client.list_tools()).tools]
 
     assert anyio.run(serve) == ["one"]
+
+
+def test_a_port_in_use_is_refused_before_serving(project: Path) -> None:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        done = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "mcp_specgen",
+                "dev",
+                "server.py",
+                "--port",
+                f"{port}",
+            ],
+            cwd=project,
+            capture_output=True,
+            text=True,
+            timeout=LIMIT,
+            check=False,
+        )
+    assert done.returncode == 1
+    assert f"127.0.0.1:{port} is in use" in done.stderr
+    assert "--port 0" in done.stderr
+    assert "serving" not in done.stderr
 
 
 def test_a_server_that_fails_to_start_is_reported_and_restarted(
