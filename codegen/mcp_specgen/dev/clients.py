@@ -14,6 +14,7 @@ The entry is merged into the file: other entries and keys stay; an entry of
 the same name is refused unless forced. The file is replaced atomically (a
 new file renamed over it), keeping its permissions; a file that is not a
 JSON object (VS Code allows comments, which are not JSON) is left alone.
+A symlinked file is written through its link.
 """
 
 from __future__ import annotations
@@ -147,6 +148,9 @@ def _read(path: Path) -> dict[str, Any]:
 
 
 def _write_atomically(path: Path, text: str) -> None:
+    # A symlink (a dotfiles repository's file) stays: the file it names is
+    # replaced, in its own folder.
+    path = path.resolve()
     path.parent.mkdir(parents=True, exist_ok=True)
     try:
         mode = path.stat().st_mode & 0o777

@@ -23,6 +23,7 @@ import threading
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from ..errors import CodegenError
 from .inspector import for_http, missing_node
 
 if TYPE_CHECKING:
@@ -31,7 +32,14 @@ if TYPE_CHECKING:
 
     from .targets import Target
 
-__all__ = ["endpoint_url", "free_port", "run_dev", "runner_command"]
+__all__ = [
+    "PortInUse",
+    "check_port",
+    "endpoint_url",
+    "free_port",
+    "run_dev",
+    "runner_command",
+]
 
 RUNNER = "mcp_specgen.dev.serve"
 STOP_TIMEOUT_S = 5.0
@@ -40,6 +48,27 @@ STOP_TIMEOUT_S = 5.0
 def runner_command(target: Target, *options: str) -> list[str]:
     """The command serving `target` with this Python (`options` first)."""
     return [sys.executable, "-m", RUNNER, *options, *target.runner_args()]
+
+
+class PortInUse(CodegenError):
+    """The port `dev` was asked to serve on is taken."""
+
+
+def check_port(host: str, port: int) -> None:
+    """Raise `PortInUse` when `port` on `host` cannot be bound now: the
+    server would fail at each restart, and no edit would fix it."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    with socket.socket(family, socket.SOCK_STREAM) as probe:
+        if os.name != "nt":  # as uvicorn binds: a port in TIME_WAIT is free
+            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind((host, port))
+        except OSError as error:
+            where = f"[{host}]" if ":" in host else host
+            raise PortInUse(
+                f"{where}:{port} is in use ({error.strerror}): stop what "
+                "serves there, or pick another --port (--port 0: a free one)"
+            ) from None
 
 
 def free_port(host: str) -> int:
@@ -70,9 +99,15 @@ def run_dev(
     echo: Callable[[str], None],
 ) -> None:
     """Serve `target` over HTTP until SIGINT or SIGTERM, restarting it on
-    changes under `watch`; with `inspector`, run the Inspector meanwhile."""
+    changes under `watch`; with `inspector`, run the Inspector meanwhile.
+
+    Raises:
+        PortInUse: `port` is taken (before anything starts).
+    """
     if port == 0:
         port = free_port(host)
+    else:
+        check_port(host, port)
     url = endpoint_url(host, port)
     command = runner_command(target, "--http", "--host", host, "--port", str(port))
     attach = for_http(url)

@@ -16,6 +16,7 @@ import importlib
 import importlib.util
 import sys
 import tomllib
+import traceback
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
@@ -24,6 +25,8 @@ from ..errors import CodegenError
 from ..importnames import is_identifier
 
 if TYPE_CHECKING:
+    from types import ModuleType
+
     from mcp_specgen_runtime.app import App
 
 __all__ = ["Target", "TargetError", "find_target", "load_app", "parse_target"]
@@ -128,31 +131,23 @@ def load_app(target: Target) -> App:
     """Import `target` and return its `App`.
 
     Raises:
-        TargetError: the import failed to find it, or the name holds
-            something else than an `App`.
+        TargetError: the import failed (its message shows the user's part
+            of the traceback), or the name holds something else than an
+            `App`.
     """
     from mcp_specgen_runtime.app import App
 
     folder = str(target.app_dir)
     if folder not in sys.path:
         sys.path.insert(0, folder)
-    if target.kind == "file":
-        path = Path(target.location)
-        spec = importlib.util.spec_from_file_location(path.stem, path)
-        if spec is None or spec.loader is None:
-            raise TargetError(f"{path}: cannot be imported")
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[path.stem] = module
-        spec.loader.exec_module(module)
-    else:
-        try:
-            module = importlib.import_module(target.location)
-        except ModuleNotFoundError as error:
-            if error.name is None or not target.location.startswith(error.name):
-                raise
-            raise TargetError(
-                f"no module {target.location!r} in {target.app_dir} or on the path"
-            ) from None
+    try:
+        module = _import(target)
+    except TargetError:
+        raise
+    except Exception as error:
+        raise TargetError(
+            f"{target.spec} failed to import:\n{_users_traceback(error)}"
+        ) from error
     found = getattr(module, target.name, None)
     if found is None:
         raise TargetError(
@@ -163,3 +158,42 @@ def load_app(target: Target) -> App:
         kind = type(found).__name__
         raise TargetError(f"{target.spec} is a {kind}, not an App")
     return found
+
+
+def _import(target: Target) -> ModuleType:
+    if target.kind == "file":
+        path = Path(target.location)
+        spec = importlib.util.spec_from_file_location(path.stem, path)
+        if spec is None or spec.loader is None:
+            raise TargetError(f"{path}: cannot be imported")
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[path.stem] = module
+        try:
+            spec.loader.exec_module(module)
+        except BaseException:
+            sys.modules.pop(path.stem, None)  # as a failed import does
+            raise
+        return module
+    try:
+        return importlib.import_module(target.location)
+    except ModuleNotFoundError as error:
+        missing = error.name or ""
+        if not (target.location + ".").startswith(missing + "."):
+            raise  # a module the target imports is missing
+        raise TargetError(
+            f"no module {target.location!r} in {target.app_dir} or on the path"
+        ) from None
+
+
+def _users_traceback(error: BaseException) -> str:
+    """`error`'s traceback without the frames of the import machinery and of
+    this package: what the user's code did."""
+    trace = traceback.TracebackException.from_exception(error)
+    ours = (str(Path(importlib.__file__).parent), str(Path(__file__).parent))
+    frames = [
+        frame
+        for frame in trace.stack
+        if not frame.filename.startswith(("<frozen ", *ours))
+    ]
+    trace.stack = traceback.StackSummary.from_list(frames)
+    return "".join(trace.format(chain=False)).rstrip()

@@ -19,6 +19,8 @@ import sys
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from .stopping import EndedOnStop
+
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
 
@@ -95,7 +97,8 @@ def serve_announced(
 ) -> None:
     """Run uvicorn with `config` (a `uvicorn.Config`) as `uvicorn.run` does
     for one process, calling `on_listening` with the listening sockets once
-    they are bound. Exits with status 3 (uvicorn's) when it cannot start."""
+    they are bound; streams still open when it stops are ended
+    (`EndedOnStop`). Exits with status 3 (uvicorn's) when it cannot start."""
     import uvicorn
 
     class AnnouncingServer(uvicorn.Server):
@@ -106,6 +109,7 @@ def serve_announced(
                 on_listening(bound)
 
     server = AnnouncingServer(config=config)
+    config.app = EndedOnStop(config.app, lambda: server.should_exit)
     try:
         server.run()
     except KeyboardInterrupt:

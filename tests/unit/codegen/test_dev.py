@@ -10,6 +10,7 @@ import queue
 import re
 import shlex
 import signal
+import socket
 import subprocess
 import sys
 import textwrap
@@ -111,6 +112,33 @@ def test_a_bad_target_is_named(project: Path, text: str, reason: str) -> None:
         find_target(text, project)
 
 
+@pytest.mark.parametrize(
+    ("tail", "shown"),
+    [
+        ("\ndef broken(:\n", "SyntaxError"),
+        ("\nimport missing_dependency_of_the_user\n", "ModuleNotFoundError"),
+        ("\nraise RuntimeError('broken on purpose')\n", "RuntimeError"),
+    ],
+)
+def test_a_target_that_fails_to_import_is_named_with_its_own_traceback(
+    project: Path, tail: str, shown: str
+) -> None:
+    source = project / "server.py"
+    source.write_text(source.read_text() + tail)
+    for text in ("server.py", "server"):
+        with pytest.raises(TargetError) as raised:
+            load_app(find_target(text, project))
+        message = str(raised.value)
+        assert message.startswith(f"{text if text == 'server' else source}")
+        assert "failed to import" in message
+        assert shown in message
+        assert str(source) in message  # where it broke
+        # Only the user's code: not the import machinery nor this package.
+        assert "importlib" not in message
+        assert "mcp_specgen" not in message.split("\n", 1)[1]
+        sys.modules.pop("server", None)
+
+
 def test_what_is_not_an_app_is_refused(project: Path) -> None:
     (project / "other.py").write_text("app = 3\n")
     with pytest.raises(
@@ -121,6 +149,14 @@ def test_what_is_not_an_app_is_refused(project: Path) -> None:
         load_app(find_target("server.py:nothing", project))
     with pytest.raises(TargetError, match=re.escape("no module 'nowhere.mod'")):
         load_app(find_target("nowhere.mod", project))
+    # A module the target imports is missing, not the target (`pk` is a
+    # prefix of `pkg.mod`, but no package of it).
+    (project / "pkg").mkdir()
+    (project / "pkg" / "__init__.py").write_text("")
+    (project / "pkg" / "mod.py").write_text("import pk\n")
+    with pytest.raises(TargetError, match=re.escape("pkg.mod:app failed")) as raised:
+        load_app(find_target("pkg.mod", project))
+    assert "No module named 'pk'" in str(raised.value)
 
 
 def test_the_inspector_commands() -> None:
@@ -308,6 +344,33 @@ def test_dev_stdio_prints_a_command_that_serves(project: Path) -> None:
                 return [tool.name for tool in (await client.list_tools()).tools]
 
     assert anyio.run(serve) == ["one"]
+
+
+def test_a_port_in_use_is_refused_before_serving(project: Path) -> None:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        done = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "mcp_specgen",
+                "dev",
+                "server.py",
+                "--port",
+                f"{port}",
+            ],
+            cwd=project,
+            capture_output=True,
+            text=True,
+            timeout=LIMIT,
+            check=False,
+        )
+    assert done.returncode == 1
+    assert f"127.0.0.1:{port} is in use" in done.stderr
+    assert "--port 0" in done.stderr
+    assert "serving" not in done.stderr
 
 
 def test_a_server_that_fails_to_start_is_reported_and_restarted(

@@ -123,6 +123,22 @@ def test_merging_keeps_the_rest_and_refuses_a_taken_name(tmp_path: Path) -> None
     assert [p.name for p in tmp_path.iterdir()] == ["mcp.json"]  # no temporary left
 
 
+def test_a_symlinked_file_is_written_through_its_link(tmp_path: Path) -> None:
+    # Config files kept in a dotfiles repository are symlinks into it: the
+    # entry goes to the file the link names, and the link stays.
+    kept = tmp_path / "dotfiles" / "mcp.json"
+    kept.parent.mkdir()
+    kept.write_text('{"mcpServers": {"other": {"command": "o"}}}')
+    link = tmp_path / "home" / "mcp.json"
+    link.parent.mkdir()
+    link.symlink_to(kept)
+    install_entry(link, "mcpServers", "mine", {"command": "m"}, force=False)
+    assert link.is_symlink()
+    servers = json.loads(kept.read_text())["mcpServers"]
+    assert servers == {"other": {"command": "o"}, "mine": {"command": "m"}}
+    assert sorted(p.name for p in kept.parent.iterdir()) == ["mcp.json"]
+
+
 @pytest.mark.parametrize(
     ("text", "reason"),
     [
