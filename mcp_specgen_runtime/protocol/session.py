@@ -343,8 +343,9 @@ class _ParamsProbe(msgspec.Struct):
 
 
 class _ResultProbe(msgspec.Struct):
-    meta: Any = msgspec.field(default=None, name="_meta")
-    result_type: Any = msgspec.field(default=None, name="resultType")
+    # UNSET when absent: a member sent as null is rewritten, not duplicated.
+    meta: Any = msgspec.field(default=UNSET, name="_meta")
+    result_type: Any = msgspec.field(default=UNSET, name="resultType")
 
 
 _probe_decoder = msgspec.json.Decoder(_ParamsProbe)
@@ -523,9 +524,11 @@ class ServerSession:
         self._capabilities: dict[str, Any] = {}
         self._discover: dict[str, bytes] = {}
         self._notification_fits: dict[str, NotificationFit | None] = {}
-        self._stamp_meta = msgspec.json.encode(
+        stamp_meta = msgspec.json.encode(
             {META_SERVER_INFO: {"name": name, "version": version}}
         )
+        self._stamp_head = b'{"_meta":' + stamp_meta
+        self._stamp_both = b'{"resultType":"complete","_meta":' + stamp_meta
 
     def prepare(self) -> None:
         """Build every revision now rather than when a client first speaks it
@@ -687,11 +690,14 @@ class ServerSession:
         """A modern result with `resultType` and `_meta` serverInfo added."""
         result = (result or b"{}").strip()
         probe = _result_probe_decoder.decode(result)
-        if probe.meta is None and probe.result_type is None:
-            # The common case: splice both members in, no second decode.
-            head = b'{"resultType":"complete","_meta":' + self._stamp_meta
+        if probe.meta is UNSET:
+            # The common case: splice what is missing in, no second decode
+            # (2026 results built from generated types carry resultType).
             rest = result[1:].lstrip()
-            return head + (b"}" if rest == b"}" else b"," + rest)
+            tail = b"}" if rest == b"}" else b"," + rest
+            if probe.result_type is UNSET:
+                return self._stamp_both + tail
+            return self._stamp_head + tail
         obj = _result_decoder.decode(result)
         obj.setdefault("resultType", "complete")
         meta = obj.get("_meta")
