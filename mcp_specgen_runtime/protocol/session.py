@@ -70,6 +70,7 @@ from __future__ import annotations
 
 import contextvars
 import dataclasses
+import functools
 import importlib
 import logging
 import secrets
@@ -197,12 +198,14 @@ class Revision:
     written_for: ModuleType
     """The package the handler was written against (`package` unless adapted)."""
 
-    @property
+    # Cached: every legacy request asks (a frozen dataclass keeps them in
+    # its __dict__ all the same).
+    @functools.cached_property
     def legacy(self) -> bool:
         """Whether the revision uses the `initialize` handshake."""
         return is_legacy(self.package)
 
-    @property
+    @functools.cached_property
     def needs_envelope(self) -> bool:
         """Whether its requests need a modern `_meta` envelope made up for them
         (a legacy revision served by a modern handler)."""
@@ -256,6 +259,16 @@ class _Revisions(Mapping[str, Revision]):
             revision = Revision.of(nearest(package, self._handlers), package)
             self._built[version] = revision
         return revision
+
+    def get(self, version: str, default: Any = None) -> Any:
+        # Every modern request looks its revision up: one dict lookup.
+        revision = self._built.get(version)
+        if revision is not None:
+            return revision
+        try:
+            return self[version]
+        except KeyError:
+            return default
 
     def __iter__(self) -> Iterator[str]:
         return iter(self._order)
@@ -385,7 +398,10 @@ def _probe(params: bytes | None) -> _ParamsProbe:
 
 def _progress_token(probe: _ParamsProbe) -> RequestId | None:
     """`_meta.progressToken`, when a string or an integer."""
-    token = None if probe.meta is None else probe.meta.get("progressToken")
+    meta = probe.meta
+    token = None if meta is None else meta.get("progressToken")
+    if token is None:  # most requests: no isinstance of a union
+        return None
     if isinstance(token, int | str) and not isinstance(token, bool):
         return token
     return None
@@ -1005,10 +1021,11 @@ class ServerConnection:
         if notification:
             await revision.dispatcher.dispatch(method, params)
             return None
-        fit = session.notification_fit(revision)
-        if fit is not None:
-            _fit_request(fit)
-        extension = session.extension_for(method)
+        if revision.package is not revision.written_for:
+            fit = session.notification_fit(revision)
+            if fit is not None:
+                _fit_request(fit)
+        extension = session.extension_for(method) if session.extensions else None
         return session.stamp(
             await self._serve_modern(revision, method, params, probe, extension)
         )
