@@ -20,6 +20,8 @@ process stops it.
 from __future__ import annotations
 
 import inspect
+import typing
+from types import CoroutineType
 from typing import TYPE_CHECKING, Any
 
 import anyio
@@ -60,8 +62,9 @@ async def call(
             value = func()
         else:
             value = await anyio.to_thread.run_sync(func, limiter=limiter)
-        if inspect.isawaitable(value):
-            awaited: Awaitable[Any] = value
+        # A coroutine first: one type check where `isawaitable` is a call.
+        if type(value) is CoroutineType or inspect.isawaitable(value):
+            awaited: Awaitable[Any] = typing.cast("Any", value)
             value = await awaited
     except (SystemExit, KeyboardInterrupt) as exc:
         raise FunctionExit(f"raised {exc!r}") from exc

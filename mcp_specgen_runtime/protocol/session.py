@@ -70,6 +70,7 @@ from __future__ import annotations
 
 import contextvars
 import dataclasses
+import functools
 import importlib
 import logging
 import secrets
@@ -199,12 +200,14 @@ class Revision:
     written_for: ModuleType
     """The package the handler was written against (`package` unless adapted)."""
 
-    @property
+    # Cached: every legacy request asks (a frozen dataclass keeps them in
+    # its __dict__ all the same).
+    @functools.cached_property
     def legacy(self) -> bool:
         """Whether the revision uses the `initialize` handshake."""
         return is_legacy(self.package)
 
-    @property
+    @functools.cached_property
     def needs_envelope(self) -> bool:
         """Whether its requests need a modern `_meta` envelope made up for them
         (a legacy revision served by a modern handler)."""
@@ -258,6 +261,16 @@ class _Revisions(Mapping[str, Revision]):
             revision = Revision.of(nearest(package, self._handlers), package)
             self._built[version] = revision
         return revision
+
+    def get(self, version: str, default: Any = None) -> Any:
+        # Every modern request looks its revision up: one dict lookup.
+        revision = self._built.get(version)
+        if revision is not None:
+            return revision
+        try:
+            return self[version]
+        except KeyError:
+            return default
 
     def __iter__(self) -> Iterator[str]:
         return iter(self._order)
@@ -345,8 +358,9 @@ class _ParamsProbe(msgspec.Struct):
 
 
 class _ResultProbe(msgspec.Struct):
-    meta: Any = msgspec.field(default=None, name="_meta")
-    result_type: Any = msgspec.field(default=None, name="resultType")
+    # UNSET when absent: a member sent as null is rewritten, not duplicated.
+    meta: Any = msgspec.field(default=UNSET, name="_meta")
+    result_type: Any = msgspec.field(default=UNSET, name="resultType")
 
 
 _probe_decoder = msgspec.json.Decoder(_ParamsProbe)
@@ -399,7 +413,10 @@ def _probe(params: bytes | None) -> _ParamsProbe:
 
 def _progress_token(probe: _ParamsProbe) -> RequestId | None:
     """`_meta.progressToken`, when a string or an integer."""
-    token = None if probe.meta is None else probe.meta.get("progressToken")
+    meta = probe.meta
+    token = None if meta is None else meta.get("progressToken")
+    if token is None:  # most requests: no isinstance of a union
+        return None
     if isinstance(token, int | str) and not isinstance(token, bool):
         return token
     return None
@@ -538,9 +555,11 @@ class ServerSession:
         self._capabilities: dict[str, Any] = {}
         self._discover: dict[str, bytes] = {}
         self._notification_fits: dict[str, NotificationFit | None] = {}
-        self._stamp_meta = msgspec.json.encode(
+        stamp_meta = msgspec.json.encode(
             {META_SERVER_INFO: {"name": name, "version": version}}
         )
+        self._stamp_head = b'{"_meta":' + stamp_meta
+        self._stamp_both = b'{"resultType":"complete","_meta":' + stamp_meta
 
     def prepare(self) -> None:
         """Build every revision now rather than when a client first speaks it
@@ -702,11 +721,14 @@ class ServerSession:
         """A modern result with `resultType` and `_meta` serverInfo added."""
         result = (result or b"{}").strip()
         probe = _result_probe_decoder.decode(result)
-        if probe.meta is None and probe.result_type is None:
-            # The common case: splice both members in, no second decode.
-            head = b'{"resultType":"complete","_meta":' + self._stamp_meta
+        if probe.meta is UNSET:
+            # The common case: splice what is missing in, no second decode
+            # (2026 results built from generated types carry resultType).
             rest = result[1:].lstrip()
-            return head + (b"}" if rest == b"}" else b"," + rest)
+            tail = b"}" if rest == b"}" else b"," + rest
+            if probe.result_type is UNSET:
+                return self._stamp_both + tail
+            return self._stamp_head + tail
         obj = _result_decoder.decode(result)
         obj.setdefault("resultType", "complete")
         meta = obj.get("_meta")
@@ -1014,10 +1036,11 @@ class ServerConnection:
         if notification:
             await revision.dispatcher.dispatch(method, params)
             return None
-        fit = session.notification_fit(revision)
-        if fit is not None:
-            _fit_request(fit)
-        extension = session.extension_for(method)
+        if revision.package is not revision.written_for:
+            fit = session.notification_fit(revision)
+            if fit is not None:
+                _fit_request(fit)
+        extension = session.extension_for(method) if session.extensions else None
         return session.stamp(
             await self._serve_modern(revision, method, params, probe, extension)
         )

@@ -20,6 +20,7 @@ from mcp_specgen_types import (
     KNOWN_VERSIONS,
     draft,
     v2024_11_05,
+    v2025_06_18,
     v2025_11_25,
     v2026_07_28,
 )
@@ -123,3 +124,40 @@ async def test_what_the_target_does_not_define_is_kept_and_logged(
     assert isinstance(result, v2024_11_05.CallToolResult)
     assert extra(result) == {"structuredContent": {"result": "hi"}}
     assert "kept $.structuredContent" in caplog.text
+
+
+@pytest.mark.anyio
+async def test_without_a_debug_log_what_the_target_does_not_define_is_kept_too(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    # Read as it is (no walk), but with the same outcome as the walk.
+    served = ServerSession([Echo0618()], name="s", version="1", versions=["2024-11-05"])
+    with caplog.at_level(logging.INFO, logger="mcp_specgen_runtime.protocol.adapt"):
+        _, result = await call_echo(served, "2024-11-05")
+    assert isinstance(result, v2024_11_05.CallToolResult)
+    assert extra(result) == {"structuredContent": {"result": "hi"}}
+    assert "kept" not in caplog.text
+
+
+class Audio0618(Echo0618):
+    """Answers audio besides the text, which 2024-11-05 cannot hold."""
+
+    async def tools_call(
+        self, params: v2025_06_18.CallToolRequestParams
+    ) -> v2025_06_18.CallToolResult:
+        answered = await super().tools_call(params)
+        audio = v2025_06_18.AudioContent(data="AA", mime_type="audio/wav")
+        return v2025_06_18.CallToolResult(content=[*answered.content, audio])
+
+
+@pytest.mark.anyio
+async def test_a_result_that_does_not_fit_as_it_is_takes_the_walk(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    served = ServerSession(
+        [Audio0618()], name="s", version="1", versions=["2024-11-05"]
+    )
+    with caplog.at_level(logging.INFO, logger="mcp_specgen_runtime.protocol.adapt"):
+        _, result = await call_echo(served, "2024-11-05")
+    assert [type(block) for block in result.content] == [v2024_11_05.TextContent]
+    assert "conversion dropped $.content[1]" in caplog.text

@@ -555,6 +555,26 @@ def test_stamping_splices_or_rewrites_to_the_same_json(result: bytes) -> None:
     assert stamped == expected
 
 
+@pytest.mark.parametrize(
+    "result", [b'{"n":1.0e5}', b'{"resultType":"complete","n":1.0e5}']
+)
+def test_stamping_keeps_the_handlers_bytes_when_meta_is_absent(result: bytes) -> None:
+    # Spliced, not decoded and encoded again (which would write 100000.0).
+    stamped = session().stamp(result)
+    assert stamped.endswith(b'"n":1.0e5}')
+    assert json.loads(stamped)["resultType"] == "complete"
+
+
+@pytest.mark.parametrize(
+    "result", [b'{"_meta":null}', b'{"resultType":null}', b'{"_meta":{"k":1}}']
+)
+def test_stamping_never_repeats_a_member(result: bytes) -> None:
+    stamped = session().stamp(result)
+    assert stamped.count(b'"_meta"') == 1
+    assert stamped.count(b'"resultType"') == 1
+    assert json.loads(stamped)["_meta"][META_SERVER_INFO] == SERVER_INFO
+
+
 # --- params that cannot be decoded -----------------------------------------------
 
 
