@@ -74,7 +74,13 @@ def scope_of(headers: list[tuple[bytes, bytes]]) -> dict[str, Any]:
 
 
 async def post(app: Any, headers: list[tuple[bytes, bytes]], body: bytes) -> list[Any]:
-    """One POST through ASGI; the messages the app sent."""
+    """One POST to /mcp through ASGI; the messages the app sent."""
+    return await asgi_post(app, scope_of(headers), body)
+
+
+async def asgi_post(app: Any, scope: dict[str, Any], body: bytes) -> list[Any]:
+    """One request of `scope` with `body` through ASGI, the client staying
+    until the answer's last chunk; the messages the app sent."""
     finished = anyio.Event()
     sent: list[Any] = []
     first = True
@@ -92,7 +98,7 @@ async def post(app: Any, headers: list[tuple[bytes, bytes]], body: bytes) -> lis
         if message["type"] == "http.response.body" and not message.get("more_body"):
             finished.set()
 
-    await app(scope_of(headers), receive, send)
+    await app(scope, receive, send)
     return sent
 
 

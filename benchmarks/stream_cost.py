@@ -28,6 +28,7 @@ import anyio
 import anyio.lowlevel
 import msgspec
 
+from benchmarks.http_cost import asgi_post
 from mcp_specgen_runtime.jsonrpc.connection import current_request
 from mcp_specgen_runtime.protocol.session import ServerSession
 from mcp_specgen_runtime.stores.events import MemoryEventStore
@@ -62,25 +63,7 @@ async def call(app: McpHttpApp, body: bytes, session_id: str | None) -> list[Any
     if session_id is not None:
         headers.append((b"mcp-session-id", session_id.encode()))
     scope = {"type": "http", "method": "POST", "path": "/mcp", "headers": headers}
-    finished = anyio.Event()
-    sent: list[Any] = []
-    first = True
-
-    async def receive() -> dict[str, Any]:
-        nonlocal first
-        if first:
-            first = False
-            return {"type": "http.request", "body": body, "more_body": False}
-        await finished.wait()
-        return {"type": "http.disconnect"}
-
-    async def send(message: dict[str, Any]) -> None:
-        sent.append(message)
-        if message["type"] == "http.response.body" and not message.get("more_body"):
-            finished.set()
-
-    await app(scope, receive, send)
-    return sent
+    return await asgi_post(app, scope, body)
 
 
 def request(request_id: int, name: str) -> bytes:
