@@ -567,15 +567,7 @@ class ClientSession:
 
         async def rounds(wire_params: Any) -> Any:
             for _ in range(MAX_INPUT_ROUNDS):
-                try:
-                    result = await self.connection.request(
-                        method, wire_params, spec.result, timeout=limit
-                    )
-                except TransportError as exc:
-                    explained = await self._explained(exc)
-                    if explained is None:
-                        raise
-                    raise explained from exc
+                result = await self._sent(method, wire_params, spec.result, limit)
                 answered = getattr(package, "InputRequiredResult", None)
                 if answered is None or not isinstance(result, answered):
                     return self._incoming(result, result_type, source is not package)
@@ -588,6 +580,21 @@ class ClientSession:
         if self.around_send is not None:
             return await self.around_send(method, wire_params, rounds)
         return await rounds(wire_params)
+
+    async def _sent(
+        self, method: str, params: Any, result_type: Any, limit: float | None
+    ) -> Any:
+        """`connection.request`, a transport failure told with how the
+        server process ended when the transport knows (`_explained`)."""
+        try:
+            return await self.connection.request(
+                method, params, result_type, timeout=limit
+            )
+        except TransportError as exc:
+            explained = await self._explained(exc)
+            if explained is None:
+                raise
+            raise explained from exc
 
     async def request_raw(
         self,
@@ -616,15 +623,7 @@ class ClientSession:
 
         async def rounds(body: Any) -> dict[str, Any]:
             for _ in range(MAX_INPUT_ROUNDS):
-                try:
-                    raw: msgspec.Raw = await self.connection.request(
-                        method, body, msgspec.Raw, timeout=limit
-                    )
-                except TransportError as exc:
-                    explained = await self._explained(exc)
-                    if explained is None:
-                        raise
-                    raise explained from exc
+                raw: msgspec.Raw = await self._sent(method, body, msgspec.Raw, limit)
                 try:
                     result = msgspec.json.decode(raw, type=dict[str, Any])
                 except msgspec.DecodeError:

@@ -244,22 +244,30 @@ class _LoopReads:
             self.loop.remove_reader(self.fd)
             self.reading = False
 
-    def _on_readable(self) -> None:
+    def _read(self) -> bytes | None:
+        """One read: None when there is nothing yet; b"" at end of stream or
+        on an error (recorded in `error`), reading then stopped."""
         try:
             data = os.read(self.fd, READ_CHUNK)
         except BlockingIOError:
-            return
+            return None
         except OSError as exc:
             self.error = exc
             data = b""
+        if not data:
+            self.eof = True
+            self._pause()
+        return data
+
+    def _on_readable(self) -> None:
+        data = self._read()
+        if data is None:
+            return
         if data:
             self.chunks.append(data)
             self.size += len(data)
             if self.size >= self.HIGH_WATER:
                 self._pause()
-        else:
-            self.eof = True
-            self._pause()
         self._wake()
 
     def _push_readable(self) -> None:
@@ -267,16 +275,10 @@ class _LoopReads:
         back full (no loop pass per chunk of a large message)."""
         assert self.on_data is not None
         for _ in range(self.PUSH_READS):
-            try:
-                data = os.read(self.fd, READ_CHUNK)
-            except BlockingIOError:
+            data = self._read()
+            if data is None:
                 return
-            except OSError as exc:
-                self.error = exc
-                data = b""
             if not data:
-                self.eof = True
-                self._pause()
                 self.on_data(data if self.error is None else self.error)
                 return
             self.on_data(data)
